@@ -1,0 +1,310 @@
+"""The GPU catalog: one table from a friendly GPU name to each cloud's terms.
+
+Every platform reads this table (GKE node pools, EKS node groups, placement helpers), so a GPU is
+described once. Sources: GCP "GPU machine types" (cloud.google.com/compute/docs/gpus) and AWS
+"Accelerated computing instances" (docs.aws.amazon.com/ec2/latest/instancetypes/ac.html), NVIDIA MIG
+user guide for the partition profiles. Checked 2026-11.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+def _frozen(d: dict[str, int]) -> Mapping[str, int]:
+    return MappingProxyType(dict(d))
+
+
+@dataclass(frozen=True)
+class GcpOffer:
+    """How GCP offers a GPU: its accelerator name and the machine types that carry it."""
+
+    accelerator: str
+    """The accelerator type, as in `guest_accelerator.type` and the node label `cloud.google.com/gke-accelerator`."""
+    machines: Mapping[str, int]
+    """Machine type -> GPUs attached. For fixed shapes (A2, A3, G2) the count is part of the machine."""
+    attachable_family: str | None = None
+    """For GPUs attached to general-purpose VMs (N1), the machine family a user may pick freely."""
+    attachable_counts: tuple[int, ...] = ()
+    """GPU counts allowed when attaching to `attachable_family` machines."""
+
+    def default_machine(self, gpus: int) -> str | None:
+        """The smallest listed machine that carries exactly `gpus` GPUs, or None."""
+        for machine, count in self.machines.items():
+            if count == gpus:
+                return machine
+        return None
+
+    def allows(self, machine: str, gpus: int) -> bool:
+        """True when `machine` with `gpus` attached GPUs is a shape GCP offers."""
+        if machine in self.machines:
+            return self.machines[machine] == gpus
+        if self.attachable_family and machine.startswith(self.attachable_family + "-"):
+            return gpus in self.attachable_counts
+        return False
+
+
+@dataclass(frozen=True)
+class AwsOffer:
+    """How AWS offers a GPU: the EC2 instance types that carry it."""
+
+    instances: Mapping[str, int]
+    """Instance type -> GPUs per instance."""
+    gpu_name: str
+    """The value of Karpenter's `karpenter.k8s.aws/instance-gpu-name` label."""
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """Instance families (the part before the dot), in catalog order, without repeats."""
+        return tuple(dict.fromkeys(i.split(".")[0] for i in self.instances))
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU model and where each cloud offers it."""
+
+    name: str
+    """Friendly name used in stack config (`gpuplane:gpuPools[].gpu`)."""
+    memory_gib: int
+    """Memory per GPU in GiB."""
+    architecture: str
+    mig_profiles: tuple[str, ...] = ()
+    """MIG partition profiles (e.g. `1g.10gb`); empty when the GPU has no MIG."""
+    gcp: GcpOffer | None = None
+    aws: AwsOffer | None = None
+    description: str = ""
+
+    @property
+    def mig_capable(self) -> bool:
+        return bool(self.mig_profiles)
+
+
+_N1 = "n1"
+
+GPUS: Mapping[str, Gpu] = MappingProxyType(
+    {
+        g.name: g
+        for g in (
+            Gpu(
+                name="t4",
+                memory_gib=16,
+                architecture="turing",
+                description="NVIDIA T4: inference and light training",
+                gcp=GcpOffer(
+                    accelerator="nvidia-tesla-t4",
+                    machines=_frozen({"n1-standard-8": 1, "n1-standard-16": 2, "n1-standard-32": 4}),
+                    attachable_family=_N1,
+                    attachable_counts=(1, 2, 4),
+                ),
+                aws=AwsOffer(
+                    instances=_frozen(
+                        {
+                            "g4dn.xlarge": 1,
+                            "g4dn.2xlarge": 1,
+                            "g4dn.4xlarge": 1,
+                            "g4dn.8xlarge": 1,
+                            "g4dn.16xlarge": 1,
+                            "g4dn.12xlarge": 4,
+                            "g4dn.metal": 8,
+                        }
+                    ),
+                    gpu_name="t4",
+                ),
+            ),
+            Gpu(
+                name="p100",
+                memory_gib=16,
+                architecture="pascal",
+                description="NVIDIA P100 (GCP only; AWS has no P100 instances)",
+                gcp=GcpOffer(
+                    accelerator="nvidia-tesla-p100",
+                    machines=_frozen({"n1-standard-8": 1, "n1-standard-16": 2, "n1-standard-32": 4}),
+                    attachable_family=_N1,
+                    attachable_counts=(1, 2, 4),
+                ),
+            ),
+            Gpu(
+                name="v100",
+                memory_gib=16,
+                architecture="volta",
+                description="NVIDIA V100: training",
+                gcp=GcpOffer(
+                    accelerator="nvidia-tesla-v100",
+                    machines=_frozen(
+                        {"n1-standard-8": 1, "n1-standard-16": 2, "n1-standard-32": 4, "n1-standard-64": 8}
+                    ),
+                    attachable_family=_N1,
+                    attachable_counts=(1, 2, 4, 8),
+                ),
+                aws=AwsOffer(
+                    instances=_frozen(
+                        {"p3.2xlarge": 1, "p3.8xlarge": 4, "p3.16xlarge": 8, "p3dn.24xlarge": 8}
+                    ),
+                    gpu_name="v100",
+                ),
+            ),
+            Gpu(
+                name="a10g",
+                memory_gib=24,
+                architecture="ampere",
+                description="NVIDIA A10G (the seed's A10; AWS only)",
+                aws=AwsOffer(
+                    instances=_frozen(
+                        {
+                            "g5.xlarge": 1,
+                            "g5.2xlarge": 1,
+                            "g5.4xlarge": 1,
+                            "g5.8xlarge": 1,
+                            "g5.16xlarge": 1,
+                            "g5.12xlarge": 4,
+                            "g5.24xlarge": 4,
+                            "g5.48xlarge": 8,
+                        }
+                    ),
+                    gpu_name="a10g",
+                ),
+            ),
+            Gpu(
+                name="l4",
+                memory_gib=24,
+                architecture="ada-lovelace",
+                description="NVIDIA L4: inference",
+                gcp=GcpOffer(
+                    accelerator="nvidia-l4",
+                    machines=_frozen(
+                        {
+                            "g2-standard-4": 1,
+                            "g2-standard-8": 1,
+                            "g2-standard-12": 1,
+                            "g2-standard-16": 1,
+                            "g2-standard-32": 1,
+                            "g2-standard-24": 2,
+                            "g2-standard-48": 4,
+                            "g2-standard-96": 8,
+                        }
+                    ),
+                ),
+                aws=AwsOffer(
+                    instances=_frozen(
+                        {
+                            "g6.xlarge": 1,
+                            "g6.2xlarge": 1,
+                            "g6.4xlarge": 1,
+                            "g6.8xlarge": 1,
+                            "g6.16xlarge": 1,
+                            "g6.12xlarge": 4,
+                            "g6.24xlarge": 4,
+                            "g6.48xlarge": 8,
+                        }
+                    ),
+                    gpu_name="l4",
+                ),
+            ),
+            Gpu(
+                name="l40s",
+                memory_gib=48,
+                architecture="ada-lovelace",
+                description="NVIDIA L40S (AWS g6e)",
+                aws=AwsOffer(
+                    instances=_frozen(
+                        {
+                            "g6e.xlarge": 1,
+                            "g6e.2xlarge": 1,
+                            "g6e.4xlarge": 1,
+                            "g6e.8xlarge": 1,
+                            "g6e.16xlarge": 1,
+                            "g6e.12xlarge": 4,
+                            "g6e.24xlarge": 4,
+                            "g6e.48xlarge": 8,
+                        }
+                    ),
+                    gpu_name="l40s",
+                ),
+            ),
+            Gpu(
+                name="a100-40gb",
+                memory_gib=40,
+                architecture="ampere",
+                mig_profiles=("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+                description="NVIDIA A100 40GB: training",
+                gcp=GcpOffer(
+                    accelerator="nvidia-tesla-a100",
+                    machines=_frozen(
+                        {
+                            "a2-highgpu-1g": 1,
+                            "a2-highgpu-2g": 2,
+                            "a2-highgpu-4g": 4,
+                            "a2-highgpu-8g": 8,
+                            "a2-megagpu-16g": 16,
+                        }
+                    ),
+                ),
+                aws=AwsOffer(instances=_frozen({"p4d.24xlarge": 8}), gpu_name="a100"),
+            ),
+            Gpu(
+                name="a100-80gb",
+                memory_gib=80,
+                architecture="ampere",
+                mig_profiles=("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+                description="NVIDIA A100 80GB: training",
+                gcp=GcpOffer(
+                    accelerator="nvidia-a100-80gb",
+                    machines=_frozen(
+                        {"a2-ultragpu-1g": 1, "a2-ultragpu-2g": 2, "a2-ultragpu-4g": 4, "a2-ultragpu-8g": 8}
+                    ),
+                ),
+                aws=AwsOffer(instances=_frozen({"p4de.24xlarge": 8}), gpu_name="a100"),
+            ),
+            Gpu(
+                name="h100",
+                memory_gib=80,
+                architecture="hopper",
+                mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+                description="NVIDIA H100 80GB: large-scale training",
+                gcp=GcpOffer(
+                    accelerator="nvidia-h100-80gb",
+                    machines=_frozen(
+                        {"a3-highgpu-1g": 1, "a3-highgpu-2g": 2, "a3-highgpu-4g": 4, "a3-highgpu-8g": 8}
+                    ),
+                ),
+                aws=AwsOffer(instances=_frozen({"p5.4xlarge": 1, "p5.48xlarge": 8}), gpu_name="h100"),
+            ),
+            Gpu(
+                name="h200",
+                memory_gib=141,
+                architecture="hopper",
+                mig_profiles=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+                description="NVIDIA H200 141GB: large-scale training",
+                gcp=GcpOffer(accelerator="nvidia-h200-141gb", machines=_frozen({"a3-ultragpu-8g": 8})),
+                aws=AwsOffer(
+                    instances=_frozen({"p5e.48xlarge": 8, "p5en.48xlarge": 8}), gpu_name="h200"
+                ),
+            ),
+        )
+    }
+)
+"""Friendly name -> GPU. Aliases live in `ALIASES`."""
+
+ALIASES: Mapping[str, str] = MappingProxyType({"a10": "a10g", "a100": "a100-40gb"})
+"""Names the seed uses that map onto a catalog entry."""
+
+
+def known_gpus() -> tuple[str, ...]:
+    """Catalog names, in catalog order."""
+    return tuple(GPUS)
+
+
+def lookup(name: str) -> Gpu | None:
+    """The GPU for a friendly name or alias (case-insensitive), or None."""
+    key = name.strip().lower()
+    return GPUS.get(ALIASES.get(key, key))
+
+
+def gpus_on(cloud: str) -> tuple[str, ...]:
+    """Names of the GPUs a cloud (`gcp` or `aws`) offers."""
+    return tuple(n for n, g in GPUS.items() if getattr(g, cloud) is not None)
+
+
+__all__ = ["ALIASES", "AwsOffer", "GPUS", "GcpOffer", "Gpu", "gpus_on", "known_gpus", "lookup"]

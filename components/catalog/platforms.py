@@ -1,0 +1,68 @@
+"""The seed's provider matrix as data: what each platform preinstalls and what gpuplane installs.
+
+Columns follow the last table of "GPUs on Kubernetes": provisioning, drivers, container toolkit,
+device plugin and metrics. `Source.PLATFORM` means the platform ships it (gpuplane installs nothing);
+any other value names what gpuplane installs. A platform is built by the function at `builder`
+(`module:function`), imported only when that platform is used, so a GKE stack never imports the AWS SDKs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
+
+
+class Source(str, Enum):
+    """Who provides a piece of the NVIDIA stack on a platform."""
+
+    PLATFORM = "preinstalled by the platform"
+    GPU_OPERATOR = "NVIDIA gpu-operator (installed by gpuplane)"
+    DCGM_EXPORTER = "standalone dcgm-exporter chart (installed by gpuplane)"
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One row of the provider matrix."""
+
+    name: str
+    """Value of `gpuplane:platform`."""
+    cloud: str
+    """`gcp` or `aws`: which cloud section of the config applies and which GPU offers are valid."""
+    provisioning: str
+    drivers: Source
+    toolkit: Source
+    device_plugin: Source
+    metrics: Source
+    builder: str
+    """`module:function` that builds the platform's component tree."""
+    description: str = ""
+
+    @property
+    def installs(self) -> tuple[str, ...]:
+        """The distinct things gpuplane installs on this platform (empty when the platform ships all)."""
+        parts = (self.drivers, self.toolkit, self.device_plugin, self.metrics)
+        return tuple(dict.fromkeys(p.value for p in parts if p is not Source.PLATFORM))
+
+
+PLATFORMS: Mapping[str, Platform] = MappingProxyType(
+    {
+        p.name: p
+        for p in (
+            Platform(
+                name="gke-standard",
+                cloud="gcp",
+                provisioning="fixed GPU node pools with the cluster autoscaler (GKE)",
+                drivers=Source.PLATFORM,
+                toolkit=Source.PLATFORM,
+                device_plugin=Source.PLATFORM,
+                metrics=Source.DCGM_EXPORTER,
+                builder="components.gcp.platform:build",
+                description="GKE Standard: GKE installs the driver (gpu_driver_installation_config), "
+                "toolkit and device plugin; gpuplane adds dcgm-exporter for metrics.",
+            ),
+        )
+    }
+)
+"""Platform name -> matrix row. Later platforms (EKS, Autopilot, Karpenter) add rows here."""

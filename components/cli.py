@@ -1,0 +1,80 @@
+"""`gpuplane` command line: offline plan, scrape config, catalog."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .config import ConfigError
+
+
+def _plan(ref: str):  # type: ignore[no-untyped-def]
+    from .plan import load, plan_stack
+
+    return plan_stack(load(ref))
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .plan.render import FORMATS
+
+    text = FORMATS[args.format](_plan(args.stack))
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def cmd_scrape_config(args: argparse.Namespace) -> int:
+    plan = _plan(args.stack)
+    print(str(plan.outputs["scrapeConfig"]).rstrip("\n"))
+    return 0
+
+
+def cmd_gpus(args: argparse.Namespace) -> int:
+    from .catalog import GPUS
+
+    print(f"{'gpu':<10} {'GiB':>4}  {'MIG':<4} {'GCP accelerator':<20} AWS families")
+    for g in GPUS.values():
+        gcp = g.gcp.accelerator if g.gcp else "-"
+        aws = ", ".join(g.aws.families) if g.aws else "-"
+        print(f"{g.name:<10} {g.memory_gib:>4}  {'yes' if g.mig_capable else 'no':<4} {gcp:<20} {aws}")
+    return 0
+
+
+def cmd_stacks(args: argparse.Namespace) -> int:
+    from .plan import stack_names
+
+    print("\n".join(stack_names()))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gpuplane", description="GPU-ready Kubernetes as code (offline tools).")
+    sub = p.add_subparsers(dest="command", required=True)
+    pl = sub.add_parser("plan", help="run a stack's program under mocks and show the resource graph")
+    pl.add_argument("stack", help="stack name in stacks/ or path to a Pulumi.<stack>.yaml")
+    pl.add_argument("--format", choices=["tree", "json", "dot"], default="tree")
+    pl.add_argument("--output", "-o", help="write to this file instead of stdout")
+    pl.set_defaults(func=cmd_plan)
+    sc = sub.add_parser("scrape-config", help="print the stack's Prometheus `gpu-metrics` scrape job")
+    sc.add_argument("stack")
+    sc.set_defaults(func=cmd_scrape_config)
+    sub.add_parser("gpus", help="list the GPU catalog").set_defaults(func=cmd_gpus)
+    sub.add_parser("stacks", help="list the project's stacks").set_defaults(func=cmd_stacks)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

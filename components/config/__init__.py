@@ -1,0 +1,20 @@
+"""Stack config: typed models and the loader that reports every bad key at once."""
+
+from .load import NAMESPACE, ConfigError, from_pulumi, key_path, namespace_of, parse_config
+from .model import ClusterConfig, GcpConfig, GpuPool, MonitoringConfig, StackConfig, SystemPool, Taint
+
+__all__ = [
+    "NAMESPACE",
+    "ClusterConfig",
+    "ConfigError",
+    "GcpConfig",
+    "GpuPool",
+    "MonitoringConfig",
+    "StackConfig",
+    "SystemPool",
+    "Taint",
+    "from_pulumi",
+    "key_path",
+    "namespace_of",
+    "parse_config",
+]

@@ -1,0 +1,251 @@
+"""Typed stack config: the `gpuplane:` namespace of a Pulumi stack, as nested pydantic models.
+
+Field names are the camelCase keys users write in `stacks/Pulumi.<stack>.yaml`. Checks that need the
+GPU catalog or the platform (which cloud) read them from the validation context, so every bad key is
+reported in one pass (see `components.config.load`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from ..catalog import PLATFORMS, Platform, gpus_on, lookup
+
+_DNS_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+_DURATION = r"^[0-9]+(ms|s|m|h)$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _cloud(info: ValidationInfo) -> str | None:
+    ctx = info.context or {}
+    cloud = ctx.get("cloud")
+    return cloud if isinstance(cloud, str) else None
+
+
+class SystemPool(_Model):
+    """The small non-GPU pool that runs cluster add-ons (operators, exporters' controllers, DNS)."""
+
+    machineType: str = "e2-standard-4"
+    """Machine (GCP) or instance (AWS) type of the system nodes."""
+    minNodes: int = Field(default=1, ge=1)
+    """Smallest size of the system pool; at least one node so add-ons always have a home."""
+    maxNodes: int = Field(default=3, ge=1)
+    """Largest size of the system pool."""
+    diskSizeGb: int = Field(default=100, ge=20)
+    """Boot disk size of system nodes, in GB."""
+
+    @field_validator("maxNodes")
+    @classmethod
+    def _max_ge_min(cls, v: int, info: ValidationInfo) -> int:
+        lo = info.data.get("minNodes")
+        if lo is not None and v < lo:
+            raise ValueError(f"must be >= minNodes ({lo})")
+        return v
+
+
+class ClusterConfig(_Model):
+    """Cluster-wide settings."""
+
+    name: str = Field(pattern=_DNS_LABEL, min_length=1, max_length=40)
+    """Cluster name (a DNS label, at most 40 characters)."""
+    releaseChannel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
+    """GKE release channel; GKE upgrades control plane and nodes along it."""
+    kubernetesVersion: str | None = Field(default=None, pattern=r"^1\.[0-9]{2}(\.[0-9]+.*)?$")
+    """Minimum control plane version (e.g. `1.33`); unset follows the release channel's default."""
+    deletionProtection: bool = True
+    """Refuse `pulumi destroy` of the cluster until this is turned off."""
+    systemPool: SystemPool = SystemPool()
+    """The non-GPU pool for add-ons. The cloud's default pool is always removed."""
+
+
+class GcpConfig(_Model):
+    """Where a GKE cluster lives."""
+
+    project: str = Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+    """GCP project ID."""
+    region: str = Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")
+    """Region of the (regional) cluster, e.g. `us-central1`."""
+    zones: list[str] = Field(default_factory=list)
+    """Zones for nodes (`node_locations`). Pick zones that offer your GPUs; empty means GKE's default."""
+    network: str | None = None
+    """VPC network name or self link; unset uses `default`."""
+    subnetwork: str | None = None
+    """Subnetwork name or self link; unset uses the network's subnet in the region."""
+
+    @field_validator("zones")
+    @classmethod
+    def _zones_in_region(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        region = info.data.get("region")
+        bad = [z for z in v if region and not re.fullmatch(rf"{re.escape(region)}-[a-z]", z)]
+        if bad:
+            raise ValueError(f"zones {bad} are not zones of region {region!r}")
+        if len(set(v)) != len(v):
+            raise ValueError("zones must not repeat")
+        return v
+
+
+class Taint(_Model):
+    """A node taint (Kubernetes spelling of the effect)."""
+
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+
+class GpuPool(_Model):
+    """One pool of GPU nodes of a single GPU type."""
+
+    name: str = Field(pattern=_DNS_LABEL, min_length=1, max_length=30)
+    """Pool name (a DNS label, at most 30 characters); also the `gpuplane.io/pool` node label."""
+    gpu: str
+    """GPU type from the catalog (`gpuplane gpus` lists them), e.g. `l4`, `a100-40gb`, `h100`."""
+    gpusPerNode: int = Field(default=1, ge=1, le=16)
+    """GPUs on each node; with `machineType` unset it picks the catalog's machine for that count."""
+    machineType: str | None = None
+    """GCP machine type. Must be one the catalog lists for this GPU and count (N1 machines accept any size)."""
+    spot: bool = False
+    """Run on spot capacity (cheaper, can be reclaimed); spot pools also get a spot taint."""
+    minNodes: int = Field(default=0, ge=0)
+    """Fewest nodes the autoscaler keeps; 0 lets the pool scale to zero when idle."""
+    maxNodes: int = Field(ge=1)
+    """Most nodes the autoscaler may add (across all zones)."""
+    diskSizeGb: int = Field(default=200, ge=50, le=65536)
+    """Boot disk in GB; CUDA images are large, so the default is 200."""
+    diskType: Literal["pd-balanced", "pd-ssd", "pd-standard", "hyperdisk-balanced"] = "pd-balanced"
+    """Boot disk type (GCP)."""
+    driverVersion: Literal["DEFAULT", "LATEST"] = "DEFAULT"
+    """GKE-managed NVIDIA driver: the GKE version's DEFAULT or its LATEST driver."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Extra node labels."""
+    taints: list[Taint] = Field(default_factory=list)
+    """Extra taints beyond the `nvidia.com/gpu` (and spot) taints gpuplane always sets."""
+
+    @field_validator("gpu")
+    @classmethod
+    def _known_gpu(cls, v: str, info: ValidationInfo) -> str:
+        gpu = lookup(v)
+        cloud = _cloud(info)
+        if gpu is None:
+            known = ", ".join(gpus_on(cloud) if cloud else ())
+            raise ValueError(f"unknown GPU {v!r} (known: {known})")
+        if cloud and getattr(gpu, cloud) is None:
+            raise ValueError(f"GPU {v!r} is not offered on {cloud} (offered: {', '.join(gpus_on(cloud))})")
+        return gpu.name
+
+    @field_validator("gpusPerNode")
+    @classmethod
+    def _count_offered(cls, v: int, info: ValidationInfo) -> int:
+        gpu = lookup(str(info.data.get("gpu", "")))
+        if _cloud(info) == "gcp" and gpu is not None and gpu.gcp is not None:
+            counts = sorted(set(gpu.gcp.machines.values()) | set(gpu.gcp.attachable_counts))
+            if v not in counts:
+                raise ValueError(f"{gpu.name} comes {counts} per node on GCP, not {v}")
+        return v
+
+    @field_validator("machineType")
+    @classmethod
+    def _machine_carries_gpu(cls, v: str | None, info: ValidationInfo) -> str | None:
+        gpu = lookup(str(info.data.get("gpu", "")))
+        count = info.data.get("gpusPerNode")
+        if v is None or gpu is None or gpu.gcp is None or count is None or _cloud(info) != "gcp":
+            return v
+        if not gpu.gcp.allows(v, count):
+            shapes = ", ".join(f"{m} ({n})" for m, n in gpu.gcp.machines.items())
+            raise ValueError(f"{v!r} does not carry {count} x {gpu.name} (catalog shapes: {shapes})")
+        return v
+
+    @field_validator("maxNodes")
+    @classmethod
+    def _max_ge_min(cls, v: int, info: ValidationInfo) -> int:
+        lo = info.data.get("minNodes")
+        if lo is not None and v < lo:
+            raise ValueError(f"must be >= minNodes ({lo})")
+        return v
+
+    @field_validator("labels")
+    @classmethod
+    def _valid_labels(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [k for k, val in v.items() if not _LABEL_KEY.match(k) or not _LABEL_VALUE.match(val)]
+        if bad:
+            raise ValueError(f"invalid Kubernetes label(s): {', '.join(sorted(bad))}")
+        return v
+
+
+
+class MonitoringConfig(_Model):
+    """How GPU metrics are exported and scraped."""
+
+    namespace: str = Field(default="gpu-monitoring", pattern=_DNS_LABEL, max_length=63)
+    """Namespace of the GPU metrics exporter."""
+    scrapeInterval: str = Field(default="15s", pattern=_DURATION)
+    """Prometheus scrape interval for the `gpu-metrics` job."""
+    scrapeTimeout: str = Field(default="10s", pattern=_DURATION)
+    """Prometheus scrape timeout; must not exceed the interval."""
+
+    @field_validator("scrapeTimeout")
+    @classmethod
+    def _timeout_le_interval(cls, v: str, info: ValidationInfo) -> str:
+        interval = info.data.get("scrapeInterval")
+        if interval is not None and duration_seconds(v) > duration_seconds(interval):
+            raise ValueError(f"must not exceed scrapeInterval ({interval})")
+        return v
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds in a Prometheus-style duration such as `15s`, `500ms`, `1m`."""
+    m = re.fullmatch(_DURATION.strip("^$"), text)
+    if not m:
+        raise ValueError(f"not a duration: {text!r}")
+    unit = m.group(1)
+    return float(text[: -len(unit)]) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+
+
+class StackConfig(_Model):
+    """Everything under the `gpuplane:` namespace of one stack."""
+
+    platform: str
+    """Which platform to build; one of the provider matrix's rows (`gpuplane platforms`)."""
+    cluster: ClusterConfig
+    """Cluster-wide settings."""
+    gcp: GcpConfig | None = None
+    """GCP location; required for GKE platforms."""
+    gpuPools: list[GpuPool] = Field(min_length=1)
+    """GPU node pools, at least one."""
+    monitoring: MonitoringConfig = MonitoringConfig()
+    """GPU metrics settings."""
+
+    @field_validator("platform")
+    @classmethod
+    def _known_platform(cls, v: str) -> str:
+        if v not in PLATFORMS:
+            raise ValueError(f"unknown platform {v!r} (known: {', '.join(PLATFORMS)})")
+        return v
+
+    @field_validator("gcp")
+    @classmethod
+    def _gcp_needed(cls, v: GcpConfig | None, info: ValidationInfo) -> GcpConfig | None:
+        if v is None and _cloud(info) == "gcp":
+            raise ValueError("required for a GKE platform")
+        return v
+
+    @field_validator("gpuPools")
+    @classmethod
+    def _unique_pool_names(cls, v: list[GpuPool]) -> list[GpuPool]:
+        names = [p.name for p in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"pool names must be unique (repeated: {', '.join(dupes)})")
+        return v
+
+    @property
+    def platform_spec(self) -> Platform:
+        """The provider-matrix row of this stack's platform."""
+        return PLATFORMS[self.platform]

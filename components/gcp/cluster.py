@@ -1,0 +1,106 @@
+"""`GkeGpuCluster`: a GKE Standard cluster with a system pool and one GPU node pool per configured pool."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from ..config.model import ClusterConfig, GcpConfig, GpuPool
+from . import render
+
+
+class GkeGpuClusterArgs:
+    """Inputs of `GkeGpuCluster`: the typed config sections it needs."""
+
+    def __init__(self, cluster: ClusterConfig, gcp: GcpConfig, gpu_pools: Sequence[GpuPool]) -> None:
+        self.cluster = cluster
+        """Cluster name, release channel, deletion protection and system pool."""
+        self.gcp = gcp
+        """Project, region, zones and network."""
+        self.gpu_pools = list(gpu_pools)
+        """One GKE node pool is created per entry."""
+
+
+class GkeGpuCluster(pulumi.ComponentResource):
+    """GKE Standard with Workload Identity, shielded nodes, a small system pool and GPU node pools.
+
+    GKE installs the NVIDIA driver (`gpu_driver_installation_config`), container toolkit and device
+    plugin on GPU nodes, so nothing NVIDIA is installed here. `k8s_provider` talks to the new cluster.
+    """
+
+    cluster_name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    node_service_account: pulumi.Output[str]
+    gpu_node_pools: pulumi.Output[list[str]]
+    k8s_provider: k8s.Provider
+
+    def __init__(self, name: str, args: GkeGpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplane:gcp:GkeGpuCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        sa = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            account_id=render.node_service_account_id(args.cluster.name),
+            display_name=f"GKE nodes of {args.cluster.name} (gpuplane)",
+            project=args.gcp.project,
+            opts=child,
+        )
+        member = sa.email.apply(lambda e: f"serviceAccount:{e}")
+        roles = [
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
+                project=args.gcp.project,
+                role=role,
+                member=member,
+                opts=child,
+            )
+            for role in render.NODE_ROLES
+        ]
+
+        cluster = gcp.container.Cluster(
+            f"{name}-cluster", **render.cluster_args(args.cluster, args.gcp), opts=child
+        )
+        pool_opts = pulumi.ResourceOptions(parent=self, depends_on=roles)
+        gcp.container.NodePool(
+            f"{name}-system",
+            **render.system_pool_args(args.cluster, args.gcp, cluster.id, sa.email),
+            opts=pool_opts,
+        )
+        gpu_pools = [
+            gcp.container.NodePool(
+                f"{name}-{pool.name}",
+                **render.gpu_pool_args(args.cluster, args.gcp, pool, cluster.id, sa.email),
+                opts=pool_opts,
+            )
+            for pool in args.gpu_pools
+        ]
+
+        context = f"gke_{args.gcp.project}_{args.gcp.region}_{args.cluster.name}"
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
+                lambda parts: render.kubeconfig(context, str(parts[0]), str(parts[1]))
+            )
+        )
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=gpu_pools),
+        )
+        self.cluster_name = cluster.name
+        self.endpoint = cluster.endpoint
+        self.node_service_account = sa.email
+        self.gpu_node_pools = pulumi.Output.all(*[p.name for p in gpu_pools]).apply(list)
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
+                "node_service_account": self.node_service_account,
+                "gpu_node_pools": self.gpu_node_pools,
+            }
+        )

@@ -1,0 +1,183 @@
+"""Pure functions that turn typed config into pulumi_gcp resource arguments for a GKE Standard cluster.
+
+The `GkeGpuCluster` component only wires these together, so tests can check every argument directly.
+Enum values here are the GKE API's (container v1 discovery document); tests check them against it.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ..catalog import lookup
+from ..config.model import ClusterConfig, GcpConfig, GpuPool
+from ..nodes import pool_labels, pool_taints
+
+TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
+    {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
+)
+"""Kubernetes taint effect -> GKE API NodeTaint.effect."""
+
+NODE_ROLES: tuple[str, ...] = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
+"""Project roles for the nodes' own service account (Google's least-privilege node SA, plus image pulls)."""
+
+OAUTH_SCOPES: tuple[str, ...] = ("https://www.googleapis.com/auth/cloud-platform",)
+"""With a dedicated node service account, IAM (not scopes) limits access, as Google recommends."""
+
+NODE_METADATA: Mapping[str, str] = MappingProxyType({"disable-legacy-endpoints": "true"})
+
+GPU_POOL_UPGRADE: Mapping[str, Any] = MappingProxyType({"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1})
+"""GPU pools upgrade in place one node at a time: surge would need spare GPU quota that is rarely there."""
+
+
+def shielded() -> dict[str, bool]:
+    """Shielded VM settings for every node: secure boot and integrity monitoring."""
+    return {"enable_secure_boot": True, "enable_integrity_monitoring": True}
+
+
+def node_service_account_id(cluster: str) -> str:
+    """Account ID (6-30 chars) for the cluster's node service account."""
+    return f"{cluster[:24]}-nodes".rjust(6, "x")
+
+
+def machine_type(pool: GpuPool) -> str:
+    """The pool's machine type: the configured one, or the catalog's for its GPU count."""
+    gpu = lookup(pool.gpu)
+    if pool.machineType:
+        return pool.machineType
+    assert gpu is not None and gpu.gcp is not None, f"{pool.gpu} has no GCP offer (config validation missed it)"
+    found = gpu.gcp.default_machine(pool.gpusPerNode)
+    assert found is not None, f"no {pool.gpu} machine with {pool.gpusPerNode} GPUs"
+    return found
+
+
+def accelerator(pool: GpuPool) -> str:
+    """The GKE accelerator type of the pool's GPU (also the `cloud.google.com/gke-accelerator` label)."""
+    gpu = lookup(pool.gpu)
+    assert gpu is not None and gpu.gcp is not None, f"{pool.gpu} has no GCP offer"
+    return gpu.gcp.accelerator
+
+
+def cluster_args(cluster: ClusterConfig, gcp: GcpConfig) -> dict[str, Any]:
+    """Arguments of `gcp.container.Cluster`: regional, release channel, Workload Identity, no default pool."""
+    args: dict[str, Any] = {
+        "name": cluster.name,
+        "project": gcp.project,
+        "location": gcp.region,
+        "remove_default_node_pool": True,
+        "initial_node_count": 1,
+        "deletion_protection": cluster.deletionProtection,
+        "release_channel": {"channel": cluster.releaseChannel},
+        "workload_identity_config": {"workload_pool": f"{gcp.project}.svc.id.goog"},
+        "enable_shielded_nodes": True,
+        "ip_allocation_policy": {"stack_type": "IPV4"},
+        "resource_labels": {"managed-by": "gpuplane"},
+    }
+    optional = {
+        "node_locations": gcp.zones or None,
+        "network": gcp.network,
+        "subnetwork": gcp.subnetwork,
+        "min_master_version": cluster.kubernetesVersion,
+    }
+    args.update({k: v for k, v in optional.items() if v is not None})
+    return args
+
+
+def _node_config(machine: str, disk_gb: int, disk_type: str, sa_email: Any, labels: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "machine_type": machine,
+        "disk_size_gb": disk_gb,
+        "disk_type": disk_type,
+        "service_account": sa_email,
+        "oauth_scopes": list(OAUTH_SCOPES),
+        "metadata": dict(NODE_METADATA),
+        "labels": dict(labels),
+        "shielded_instance_config": shielded(),
+        "workload_metadata_config": {"mode": "GKE_METADATA"},
+    }
+
+
+def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa_email: Any) -> dict[str, Any]:
+    """Arguments of the non-GPU system `gcp.container.NodePool` that runs add-ons."""
+    sp = cluster.systemPool
+    return {
+        "name": "system",
+        "project": gcp.project,
+        "location": gcp.region,
+        "cluster": cluster_id,
+        "autoscaling": {"total_min_node_count": sp.minNodes, "total_max_node_count": sp.maxNodes},
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "node_config": _node_config(
+            sp.machineType, sp.diskSizeGb, "pd-balanced", sa_email, {"gpuplane.io/role": "system"}
+        ),
+    }
+
+
+def gpu_pool_args(
+    cluster: ClusterConfig, gcp: GcpConfig, pool: GpuPool, cluster_id: Any, sa_email: Any
+) -> dict[str, Any]:
+    """Arguments of one GPU `gcp.container.NodePool`: accelerators with the GKE-managed driver,
+    spot, autoscaling from min to max (totals across zones), GPU taint, labels, shielded nodes."""
+    node_config = _node_config(
+        machine_type(pool), pool.diskSizeGb, pool.diskType, sa_email, pool_labels(cluster.name, pool)
+    )
+    node_config.update(
+        {
+            "spot": pool.spot,
+            "guest_accelerators": [
+                {
+                    "type": accelerator(pool),
+                    "count": pool.gpusPerNode,
+                    "gpu_driver_installation_config": {"gpu_driver_version": pool.driverVersion},
+                }
+            ],
+            "taints": [
+                {"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in pool_taints("gcp", pool)
+            ],
+        }
+    )
+    return {
+        "name": pool.name,
+        "project": gcp.project,
+        "location": gcp.region,
+        "cluster": cluster_id,
+        "initial_node_count": pool.minNodes,
+        "autoscaling": {
+            "total_min_node_count": pool.minNodes,
+            "total_max_node_count": pool.maxNodes,
+            "location_policy": "ANY",
+        },
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "upgrade_settings": dict(GPU_POOL_UPGRADE),
+        "node_config": node_config,
+    }
+
+
+def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig for the cluster that authenticates with `gke-gcloud-auth-plugin` (no static token)."""
+    import yaml
+
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}
+        ],
+        "users": [
+            {
+                "name": context,
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "gke-gcloud-auth-plugin",
+                        "provideClusterInfo": True,
+                        "installHint": "Install gke-gcloud-auth-plugin: "
+                        "https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
+                    }
+                },
+            }
+        ],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+        "current-context": context,
+    }
+    return str(yaml.safe_dump(doc, sort_keys=False))

@@ -1,0 +1,60 @@
+"""The seed's `gpu-metrics` Prometheus scrape job, for a Prometheus the user already runs.
+
+Endpoints discovery limited to the exporter's namespace, a keep rule on the exporter Service's
+labels and port name (so only the GPU exporter is scraped), and the seed's node relabel.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import yaml
+
+JOB_NAME = "gpu-metrics"
+
+
+@dataclass(frozen=True)
+class ScrapeTarget:
+    """Where a stack's GPU exporter is: namespace, Service labels, and the Service port name."""
+
+    namespace: str
+    service_labels: Mapping[str, str]
+    port_name: str
+
+
+def sd_label(label: str) -> str:
+    """Prometheus' meta-label name for a Kubernetes Service label (non-alphanumerics become `_`)."""
+    return "__meta_kubernetes_service_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", label)
+
+
+def _literal(value: str) -> str:
+    """A regex (RE2, anchored by Prometheus) matching exactly `value`."""
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", value)
+
+
+def scrape_job(target: ScrapeTarget, interval: str = "15s", timeout: str = "10s") -> dict[str, Any]:
+    """One Prometheus `scrape_configs` entry scraping exactly the GPU exporter's endpoints."""
+    keep = [
+        {"source_labels": [sd_label(k)], "action": "keep", "regex": _literal(v)}
+        for k, v in sorted(target.service_labels.items())
+    ]
+    return {
+        "job_name": JOB_NAME,
+        "scrape_interval": interval,
+        "scrape_timeout": timeout,
+        "metrics_path": "/metrics",
+        "scheme": "http",
+        "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [target.namespace]}}],
+        "relabel_configs": [
+            *keep,
+            {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "action": "keep", "regex": target.port_name},
+            {"source_labels": ["__meta_kubernetes_pod_node_name"], "action": "replace", "target_label": "kubernetes_node"},
+        ],
+    }
+
+
+def scrape_yaml(job: Mapping[str, Any]) -> str:
+    """The job as YAML, ready to paste under `scrape_configs:`."""
+    return str(yaml.safe_dump([dict(job)], sort_keys=False, default_flow_style=False))

@@ -1,0 +1,1 @@
+"""The NVIDIA software each platform lacks (per the seed's matrix)."""

@@ -1,0 +1,60 @@
+"""Every Helm chart gpuplane installs, pinned in one place, from the official repositories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class ChartPin:
+    """A chart at an exact version in its official repository."""
+
+    chart: str
+    version: str
+    repo: str
+    app_version: str
+
+
+CHARTS: Mapping[str, ChartPin] = MappingProxyType(
+    {
+        "dcgm-exporter": ChartPin(
+            chart="dcgm-exporter",
+            version="4.8.2",
+            repo="https://nvidia.github.io/dcgm-exporter/helm-charts",
+            app_version="4.8.2",
+        ),
+        "gpu-operator": ChartPin(
+            chart="gpu-operator",
+            version="v26.7.0",
+            repo="https://helm.ngc.nvidia.com/nvidia",
+            app_version="v26.7.0",
+        ),
+        "nvidia-device-plugin": ChartPin(
+            chart="nvidia-device-plugin",
+            version="0.20.0",
+            repo="https://nvidia.github.io/k8s-device-plugin",
+            app_version="0.20.0",
+        ),
+        "cluster-autoscaler": ChartPin(
+            chart="cluster-autoscaler",
+            version="9.59.0",
+            repo="https://kubernetes.github.io/autoscaler",
+            app_version="1.35.0",
+        ),
+        "karpenter": ChartPin(
+            chart="karpenter",
+            version="1.14.1",
+            repo="oci://public.ecr.aws/karpenter",
+            app_version="1.14.1",
+        ),
+        "kube-prometheus-stack": ChartPin(
+            chart="kube-prometheus-stack",
+            version="88.5.3",
+            repo="https://prometheus-community.github.io/helm-charts",
+            app_version="v0.93.1",
+        ),
+    }
+)
+"""Chart key -> pin. Tests compare these against the charts' published Chart.yaml when available."""

@@ -1,0 +1,71 @@
+"""Show a plan: an indented tree, the JSON contract, or a Graphviz DOT graph."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .runner import Plan, PlannedResource
+
+
+def _children(plan: Plan) -> dict[str | None, list[PlannedResource]]:
+    kids: dict[str | None, list[PlannedResource]] = {}
+    for r in plan.resources:
+        kids.setdefault(r.parent, []).append(r)
+    return kids
+
+
+def _short(value: Any, width: int = 100) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    more = " …" if len(text.strip().splitlines()) > 1 or len(first) > width else ""
+    return first[:width] + more
+
+
+def to_tree(plan: Plan) -> str:
+    """Resources nested under their parents, then the stack outputs."""
+    kids = _children(plan)
+    lines: list[str] = []
+
+    def walk(parent: str | None, prefix: str) -> None:
+        items = kids.get(parent, [])
+        for i, r in enumerate(items):
+            last = i == len(items) - 1
+            branch = "" if parent is None else ("└─ " if last else "├─ ")
+            lines.append(f"{prefix}{branch}{r.name}  ({r.type})")
+            walk(r.urn, prefix + ("" if parent is None else ("   " if last else "│  ")))
+
+    walk(None, "")
+    custom = sum(1 for r in plan.resources if r.custom)
+    lines.append("")
+    lines.append(f"{len(plan.resources)} resources ({custom} cloud/Kubernetes resources), stack {plan.project}/{plan.stack}")
+    lines.append("Outputs:")
+    for k, v in plan.outputs.items():
+        lines.append(f"  {k}: {_short(v)}")
+    return "\n".join(lines)
+
+
+def to_json(plan: Plan) -> str:
+    """The JSON contract: {project, stack, resources: [{urn, type, name, parent, custom, inputs}], outputs}."""
+    return json.dumps(plan.to_json(), indent=2, sort_keys=False)
+
+
+def _dot_id(urn: str) -> str:
+    return json.dumps(urn)
+
+
+def to_dot(plan: Plan) -> str:
+    """A Graphviz digraph: one node per resource (components as boxes), parent -> child edges."""
+    out = ["digraph plan {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
+    for r in plan.resources:
+        shape = "ellipse" if r.custom else "box"
+        label = json.dumps(f"{r.name}\n{r.type}")
+        out.append(f"  {_dot_id(r.urn)} [label={label}, shape={shape}];")
+    for r in plan.resources:
+        if r.parent:
+            out.append(f"  {_dot_id(r.parent)} -> {_dot_id(r.urn)};")
+    out.append("}")
+    return "\n".join(out)
+
+
+FORMATS = {"tree": to_tree, "json": to_json, "dot": to_dot}

@@ -1,0 +1,175 @@
+"""Run the real stack program under Pulumi mocks and record what the engine would receive.
+
+`plan_stack` is the offline plan: the same `components.program.main` that `pulumi up` runs, with the
+engine swapped for a recording `MockMonitor`. Config is validated before the mocks are installed, so a
+bad stack registers nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pm
+from pulumi.runtime import settings as ps
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from ..config import namespace_of, parse_config
+from .mocks import PlanMocks
+from .stackfile import StackFile
+
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+SIG_KEY = "4dabf18193072939515e22adb298388d"
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+SECRET = "[secret]"
+
+
+def engine_view(value: Any) -> Any:
+    """Inputs as the engine sees them, with secrets masked and resource references as URNs."""
+    if isinstance(value, dict):
+        sig = value.get(SIG_KEY)
+        if sig == SECRET_SIG:
+            return SECRET
+        if sig == RESOURCE_SIG:
+            return value.get("urn")
+        return {k: engine_view(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [engine_view(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # protobuf Struct carries every number as a double
+    if value == UNKNOWN:
+        return "[unknown]"
+    return value
+
+
+@dataclass
+class PlannedResource:
+    """One registration, as `gpuplane plan --format json` reports it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    provider: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "inputs": self.inputs,
+        }
+
+
+@dataclass
+class Plan:
+    """The resource graph of one stack and its outputs."""
+
+    project: str
+    stack: str
+    resources: list[PlannedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "stack": self.stack,
+            "resources": [r.to_json() for r in self.resources],
+            "outputs": self.outputs,
+        }
+
+    def by_type(self, type_: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def get(self, urn: str) -> PlannedResource:
+        for r in self.resources:
+            if r.urn == urn:
+                return r
+        raise KeyError(urn)
+
+
+class RecordingMonitor(pm.MockMonitor):
+    """A MockMonitor that keeps every registration in order, with parents and raw inputs.
+
+    Resource references are turned off (as for the Pulumi CLI's older engines): remote components such
+    as `eks:index:Cluster` then pass between resources by URN, which avoids the stock mock monitor's
+    event-loop race.
+    """
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.registrations: list[PlannedResource] = []
+
+    def RegisterResource(self, request: Any) -> Any:
+        urn = self.make_urn(request.parent, request.type, request.name)
+        raw = json_format.MessageToDict(request.object, preserving_proto_field_name=True)
+        self.registrations.append(
+            PlannedResource(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=bool(request.custom),
+                inputs=engine_view(raw),
+                provider=request.provider or None,
+            )
+        )
+        return super().RegisterResource(request)
+
+    def SupportsFeature(self, request: Any) -> Any:
+        if request.id == "resourceReferences":
+            return type("SupportsFeatureResponse", (object,), {"hasSupport": False})
+        return super().SupportsFeature(request)
+
+    def GetDeploymentInfo(self, request: Any) -> Any:
+        from pulumi.runtime.proto import resource_pb2
+
+        info = super().GetDeploymentInfo(request)
+        keep = [f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES]
+        return resource_pb2.DeploymentInfo(supportedFeatures=keep)
+
+
+async def _resolve(value: Any) -> Any:
+    out = pulumi.Output.from_input(value)
+    if await out.is_secret():
+        return SECRET
+    resolved = await out.future()
+    return engine_view(resolved)
+
+
+def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> RecordingMonitor:
+    """Install fresh mocks and the stack's config for one program run (mocks are process-wide)."""
+    monitor = RecordingMonitor(mocks or PlanMocks())
+    set_all_config(stack.flat_config(), stack.secret_keys())
+    ps.ROOT.set(None)
+    pm.set_mocks(monitor.mocks, project=stack.project, stack=stack.stack, preview=False, monitor=monitor)
+    return monitor
+
+
+def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Plan:
+    """Validate the stack's config, then run the program under mocks and return the recorded graph.
+
+    Raises `ConfigError` (before anything is registered) when the config is bad.
+    """
+    from ..program import main
+
+    parse_config(namespace_of(stack.flat_config()))
+    monitor = install(stack, mocks)
+    ps.SETTINGS.rpc_manager.clear()
+    ps.SETTINGS.outputs.clear()
+    _sync_await(run_pulumi_func(main))
+    root = ps.get_root_resource()
+    stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
+    loop = asyncio.get_event_loop()
+    outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
+    return Plan(project=stack.project, stack=stack.stack, resources=list(monitor.registrations), outputs=outputs)
