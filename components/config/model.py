@@ -215,7 +215,7 @@ class StackConfig(_Model):
     """Which platform to build; one of the provider matrix's rows (`gpuplane platforms`)."""
     cluster: ClusterConfig
     """Cluster-wide settings."""
-    gcp: GcpConfig | None = None
+    gcp: GcpConfig | None = Field(default=None, validate_default=True)
     """GCP location; required for GKE platforms."""
     gpuPools: list[GpuPool] = Field(min_length=1)
     """GPU node pools, at least one."""

@@ -157,7 +157,7 @@ class DcgmExporter(pulumi.ComponentResource):
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_obj["metadata"], opts=child)
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
         quota = quota_manifest(args.namespace, quota_pods(args.max_gpu_nodes))
-        k8s.core.v1.ResourceQuota(f"{name}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=after_ns)
+        rq = k8s.core.v1.ResourceQuota(f"{name}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=after_ns)
         pin = CHARTS["dcgm-exporter"]
         release = k8s.helm.v3.Release(
             f"{name}-release",
@@ -171,7 +171,8 @@ class DcgmExporter(pulumi.ComponentResource):
                 values=dcgm_values(args.platform, args.targets, args.service_monitor),
                 timeout=600,
             ),
-            opts=after_ns,
+            # Pods of the priority class are refused until the quota exists.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, rq]),
         )
         self.namespace = ns.metadata.name
         self.release_name = release.name.apply(lambda n: n or RELEASE)

@@ -1,0 +1,69 @@
+"""Shared test helpers. Each test that plans runs the program afresh under newly installed mocks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+
+from components.plan import Plan, load, plan_stack, stack_names
+from components.plan.stackfile import StackFile
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+STACKS = stack_names(ROOT)
+
+
+def reference_dir() -> Path | None:
+    """`../shared/reference` (published CRDs and chart values) when this checkout has it."""
+    env = os.environ.get("GPUPLANE_REFERENCE")
+    path = Path(env) if env else ROOT.parent / "shared" / "reference"
+    return path if path.is_dir() else None
+
+
+def need_reference() -> Path:
+    """The reference folder, or a clear skip (a failure when GPUPLANE_REQUIRE_REFERENCE=1)."""
+    ref = reference_dir()
+    if ref is None:
+        msg = "../shared/reference is absent (published CRDs/chart values); set GPUPLANE_REFERENCE to check against it"
+        if os.environ.get("GPUPLANE_REQUIRE_REFERENCE") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return ref
+
+
+def stack_with(base: str, **overrides: Any) -> StackFile:
+    """A copy of a shipped stack with some `gpuplane:` keys replaced (values are plain data)."""
+    sf = load(base, ROOT)
+    config = dict(sf.config)
+    for key, value in overrides.items():
+        config[f"gpuplane:{key}"] = value
+    return StackFile(project=sf.project, stack=f"{sf.stack}-test", config=config)
+
+
+def golden(name: str, text: str) -> None:
+    """Compare `text` with tests/golden/<name>; GPUPLANE_UPDATE_GOLDEN=1 rewrites the file."""
+    path = GOLDEN / name
+    if os.environ.get("GPUPLANE_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"missing golden file {path}; run with GPUPLANE_UPDATE_GOLDEN=1 and review the diff"
+    assert text == path.read_text(), f"{name} changed; review and re-run with GPUPLANE_UPDATE_GOLDEN=1 if intended"
+
+
+def to_yaml(data: Any) -> str:
+    return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
+
+
+@pytest.fixture
+def plan_of() -> Callable[[str | StackFile], Plan]:
+    """Plan a stack by name (from stacks/) or a StackFile, with fresh mocks for this test."""
+
+    def run(stack: str | StackFile) -> Plan:
+        sf = load(stack, ROOT) if isinstance(stack, str) else stack
+        return plan_stack(sf)
+
+    return run

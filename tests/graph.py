@@ -1,0 +1,62 @@
+"""Read facts back out of a planned graph (the engine's view), independent of the code that built it."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from components.plan import Plan, PlannedResource
+
+GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+NODE_POOL = "gcp:container/nodePool:NodePool"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def kube_objects(plan: Plan) -> Iterator[PlannedResource]:
+    """Kubernetes objects gpuplane emits directly (not Helm releases, not providers)."""
+    for r in plan.resources:
+        if r.custom and r.type.startswith("kubernetes:") and r.type != RELEASE:
+            yield r
+
+
+def gpu_node_pools(plan: Plan) -> list[PlannedResource]:
+    return [r for r in plan.by_type(NODE_POOL) if r.inputs["nodeConfig"].get("guestAccelerators")]
+
+
+def node_taints(pool: PlannedResource) -> set[tuple[str, str, str]]:
+    """(key, value, Kubernetes effect) of a GKE node pool's taints."""
+    return {(t["key"], t.get("value", ""), GKE_EFFECTS[t["effect"]]) for t in pool.inputs["nodeConfig"].get("taints", [])}
+
+
+def tolerates(tolerations: list[dict[str, Any]], taint: tuple[str, str, str]) -> bool:
+    key, value, effect = taint
+    for t in tolerations:
+        if t.get("effect") not in (None, "", effect):
+            continue
+        if t.get("operator") == "Exists" and t.get("key") in (None, "", key):
+            return True
+        if t.get("operator", "Equal") == "Equal" and t.get("key") == key and t.get("value", "") == value:
+            return True
+    return False
+
+
+def matches(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether required node affinity admits a node with these labels (In/NotIn/Exists/DoesNotExist)."""
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    for term in terms:
+        ok = True
+        for e in term.get("matchExpressions", []):
+            val = labels.get(e["key"])
+            op = e["operator"]
+            ok &= {
+                "In": val is not None and val in e.get("values", []),
+                "NotIn": val is None or val not in e.get("values", []),
+                "Exists": val is not None,
+                "DoesNotExist": val is None,
+            }[op]
+        if ok:
+            return True
+    return False
+
+
+def children(plan: Plan, parent: PlannedResource) -> list[PlannedResource]:
+    return [r for r in plan.resources if r.parent == parent.urn]

@@ -1,0 +1,51 @@
+"""The GPU catalog and provider matrix are consistent data."""
+
+from __future__ import annotations
+
+import re
+
+from components.catalog import ALIASES, GPUS, PLATFORMS, lookup
+
+
+def test_seed_gpus_and_newer_ones_are_present() -> None:
+    for name in ("t4", "v100", "p100", "a10", "a100", "a100-40gb", "a100-80gb", "l4", "h100", "h200"):
+        assert lookup(name) is not None, name
+
+
+def test_every_gpu_is_offered_somewhere() -> None:
+    for gpu in GPUS.values():
+        assert gpu.gcp or gpu.aws, gpu.name
+
+
+def test_gcp_default_machines_exist_for_every_fixed_count() -> None:
+    for gpu in GPUS.values():
+        if gpu.gcp is None:
+            continue
+        for count in set(gpu.gcp.machines.values()) | set(gpu.gcp.attachable_counts):
+            machine = gpu.gcp.default_machine(count)
+            assert machine is not None and gpu.gcp.allows(machine, count), (gpu.name, count)
+
+
+def test_aws_instance_types_look_like_ec2_types() -> None:
+    for gpu in GPUS.values():
+        if gpu.aws:
+            assert all(re.fullmatch(r"[a-z0-9]+\.(metal|[0-9]*x?large)", i) for i in gpu.aws.instances), gpu.name
+            assert all(n >= 1 for n in gpu.aws.instances.values())
+
+
+def test_mig_profiles_fit_the_gpu_memory() -> None:
+    for gpu in GPUS.values():
+        for profile in gpu.mig_profiles:
+            m = re.fullmatch(r"([1-7])g\.([0-9]+)gb", profile)
+            assert m and int(m.group(2)) <= gpu.memory_gib, (gpu.name, profile)
+    assert not lookup("t4").mig_capable and lookup("a100-40gb").mig_capable  # type: ignore[union-attr]
+
+
+def test_aliases_point_at_entries() -> None:
+    assert all(target in GPUS for target in ALIASES.values())
+
+
+def test_platform_builders_are_importable_names() -> None:
+    for p in PLATFORMS.values():
+        module, func = p.builder.split(":")
+        assert module.startswith("components.") and func.isidentifier()

@@ -1,0 +1,60 @@
+"""Every GKE enum value the plan sends is one the GKE API lists (container v1 discovery document)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from components.plan import Plan
+
+from .conftest import STACKS
+
+discovery = pytest.importorskip("googleapiclient.discovery_cache")
+
+ROOTS = {"gcp:container/cluster:Cluster": "Cluster", "gcp:container/nodePool:NodePool": "NodePool"}
+# Pulumi (Terraform) field names that differ from the API's, per API schema.
+RENAMES = {("NodePool", "nodeConfig"): "config", ("NodeConfig", "guestAccelerators"): "accelerators", ("AcceleratorConfig", "type"): "acceleratorType",
+           ("AcceleratorConfig", "count"): "acceleratorCount"}
+
+
+def gke_schemas() -> dict[str, Any]:
+    doc = json.loads(discovery.get_static_doc("container", "v1"))
+    return dict(doc["schemas"])
+
+
+def enum_fields(schemas: dict[str, Any], schema: str, value: Any, path: str) -> Iterator[tuple[str, str, list[str], Any]]:
+    """(path, schema.property, allowed values, value) for each enum-typed field present in `value`."""
+    props = schemas[schema].get("properties", {})
+    for key, item in value.items():
+        api_key = RENAMES.get((schema, key), key)
+        prop = props.get(api_key)
+        if prop is None:
+            continue
+        items = item if isinstance(item, list) else [item]
+        spec = prop.get("items", prop) if prop.get("type") == "array" else prop
+        for i, v in enumerate(items):
+            sub = f"{path}.{key}" + (f"[{i}]" if isinstance(item, list) else "")
+            if "enum" in spec:
+                yield sub, f"{schema}.{api_key}", spec["enum"], v
+            elif "$ref" in spec and isinstance(v, dict):
+                yield from enum_fields(schemas, spec["$ref"], v, sub)
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS])
+def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
+    schemas = gke_schemas()
+    plan = plan_of(stack)
+    checked: set[str] = set()
+    for r in plan.resources:
+        root = ROOTS.get(r.type)
+        if root is None:
+            continue
+        for path, field, allowed, value in enum_fields(schemas, root, r.inputs, r.name):
+            assert value in allowed and not str(value).endswith("UNSPECIFIED"), f"{r.urn}: {path}={value!r} not in {field} {allowed}"
+            checked.add(field)
+    if any(r.type in ROOTS for r in plan.resources):
+        # The walk really reached the enum fields gpuplane sets.
+        assert {"NodeTaint.effect", "GPUDriverInstallationConfig.gpuDriverVersion", "ReleaseChannel.channel",
+                "WorkloadMetadataConfig.mode", "NodePoolAutoscaling.locationPolicy"} <= checked, checked

@@ -1,0 +1,34 @@
+"""Golden files for rendered artefacts: a diff shows what a change would do to a live cluster.
+
+Regenerate with `GPUPLANE_UPDATE_GOLDEN=1 pytest tests/test_golden.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+
+from components.plan import Plan
+
+from .conftest import STACKS, golden, to_yaml
+from .graph import RELEASE, kube_objects
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_helm_values(stack: str, plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of(stack)
+    for release in plan.by_type(RELEASE):
+        header = f"# {release.inputs['chart']} {release.inputs['version']} from {release.inputs['repositoryOpts']['repo']}\n"
+        golden(f"{stack}/{release.inputs['name']}-values.yaml", header + to_yaml(release.inputs["values"]))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_scrape_config(stack: str, plan_of: Callable[..., Plan]) -> None:
+    golden(f"{stack}/scrape-config.yaml", plan_of(stack).outputs["scrapeConfig"])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_manifests(stack: str, plan_of: Callable[..., Plan]) -> None:
+    docs = [to_yaml(r.inputs) for r in kube_objects(plan_of(stack))]
+    golden(f"{stack}/manifests.yaml", "---\n".join(docs))

@@ -1,0 +1,66 @@
+"""Checks against the published charts (../shared/reference), skipped clearly when it is absent."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import pytest
+import yaml
+
+from components.pins import CHARTS
+from components.plan import Plan
+
+from .conftest import STACKS, need_reference
+from .graph import RELEASE
+
+# Chart.yaml in git does not carry the released version for these (see the reference README).
+UNVERSIONED_IN_GIT = {"gpu-operator", "karpenter"}
+
+
+# Values keys whose content is a Kubernetes object the chart copies with toYaml (a container
+# SecurityContext, resources, affinity): their fields come from the Kubernetes API, not values.yaml.
+KUBERNETES_TYPED = {"securityContext", "podSecurityContext", "resources", "affinity", "nodeSelector"}
+
+
+def missing_keys(ours: Any, defaults: Any, path: str = "") -> Iterator[str]:
+    """Values paths we set that the chart's values.yaml does not have.
+
+    Below a key whose default is not a non-empty map (a list, a scalar, `{}`), or that holds a
+    Kubernetes object (`KUBERNETES_TYPED`), content is free-form.
+    """
+    if not isinstance(ours, dict):
+        return
+    for key, value in ours.items():
+        here = f"{path}.{key}" if path else key
+        if not isinstance(defaults, dict) or key not in defaults:
+            yield here
+        elif key in KUBERNETES_TYPED:
+            continue
+        elif isinstance(defaults[key], dict) and defaults[key]:
+            yield from missing_keys(value, defaults[key], here)
+
+
+def chart_values(chart: str) -> dict[str, Any]:
+    ref = need_reference()
+    return dict(yaml.safe_load((ref / "charts" / chart / "values.yaml").read_text()))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_values_keys_exist_in_pinned_chart(stack: str, plan_of: Callable[..., Plan]) -> None:
+    need_reference()
+    for release in plan_of(stack).by_type(RELEASE):
+        defaults = chart_values(release.inputs["chart"])
+        bad = list(missing_keys(release.inputs["values"], defaults))
+        assert not bad, f"{release.urn}: keys not in {release.inputs['chart']} values.yaml: {bad}"
+
+
+def test_missing_keys_finds_typos() -> None:
+    assert list(missing_keys({"service": {"prot": 1}, "tolerations": [1]}, {"service": {"port": 9400}, "tolerations": []})) == ["service.prot"]
+
+
+@pytest.mark.parametrize("key", sorted(set(CHARTS) - UNVERSIONED_IN_GIT))
+def test_pins_match_published_chart(key: str) -> None:
+    ref = need_reference()
+    meta = yaml.safe_load((ref / "charts" / key / "Chart.yaml").read_text())
+    assert str(meta["version"]) == CHARTS[key].version
+    assert str(meta["appVersion"]) == CHARTS[key].app_version
