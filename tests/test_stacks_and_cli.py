@@ -1,0 +1,85 @@
+"""Every shipped stack plans cleanly; the CLI's formats follow the JSON contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Callable
+
+import pytest
+import yaml
+
+from components.cli import main as cli_main
+from components.plan import Plan
+
+from .conftest import ROOT, STACKS
+
+
+def test_there_are_stacks() -> None:
+    assert "gcp-standard" in STACKS
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stack_plans_cleanly(stack: str, plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of(stack)
+    urns = [r.urn for r in plan.resources]
+    assert len(urns) == len(set(urns)), "duplicate URNs"
+    for r in plan.resources:
+        assert r.parent is None or r.parent in urns, f"{r.urn}: parent {r.parent} was never registered"
+    assert plan.outputs["scrapeConfig"] and plan.outputs["kubeconfig"] == "[secret]"
+
+
+def test_plan_is_deterministic(plan_of: Callable[..., Plan]) -> None:
+    assert plan_of("gcp-standard").to_json() == plan_of("gcp-standard").to_json()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "components.cli", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def test_json_contract() -> None:
+    out = run_cli("plan", "gcp-standard", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert set(doc) == {"project", "stack", "resources", "outputs"}
+    assert (doc["project"], doc["stack"]) == ("gpuplane", "gcp-standard")
+    for r in doc["resources"]:
+        assert set(r) == {"urn", "type", "name", "parent", "custom", "inputs"}
+        assert r["urn"].startswith("urn:pulumi:gcp-standard::gpuplane::") and r["urn"].endswith("::" + r["name"])
+    types = {r["type"] for r in doc["resources"]}
+    assert {"gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release", "pulumi:pulumi:Stack"} <= types
+    assert doc["outputs"]["kubeconfig"] == "[secret]"
+    assert "BEGIN CERTIFICATE" not in out.stdout  # the kubeconfig's CA travels only inside the secret
+
+
+def test_tree_and_dot_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["plan", "gcp-standard"]) == 0
+    tree = capsys.readouterr().out
+    assert tree.splitlines()[0] == "gpuplane-gcp-standard  (pulumi:pulumi:Stack)"
+    assert "ml-gke-inference  (gcp:container/nodePool:NodePool)" in tree and "Outputs:" in tree
+    assert cli_main(["plan", "gcp-standard", "--format", "dot"]) == 0
+    dot = capsys.readouterr().out
+    assert dot.startswith("digraph plan {") and dot.rstrip().endswith("}")
+    resources = tree.split("\n\n")[0].splitlines()
+    assert dot.count("->") == len(resources) - 1  # one parent edge per resource but the root
+
+
+def test_scrape_config_command_prints_the_stack_output(capsys: pytest.CaptureFixture[str], plan_of: Callable[..., Plan]) -> None:
+    expected = plan_of("gcp-standard").outputs["scrapeConfig"]
+    assert cli_main(["scrape-config", "gcp-standard"]) == 0
+    printed = capsys.readouterr().out
+    assert yaml.safe_load(printed) == yaml.safe_load(expected)
+
+
+def test_stack_by_path_and_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["plan", str(ROOT / "stacks" / "Pulumi.gcp-standard.yaml"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stack"] == "gcp-standard"
+    assert cli_main(["plan", "nope"]) == 2
+    assert "unknown stack 'nope' (known: gcp-standard" in capsys.readouterr().err
+
+
+def test_gpus_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["gpus"]) == 0
+    out = capsys.readouterr().out
+    assert "nvidia-l4" in out and "p4d" in out
