@@ -6,9 +6,9 @@ must tolerate and select" come from one place.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from .config.model import GpuPool, Taint
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from components.plan import Plan, PlannedResource
 
@@ -24,7 +25,9 @@ def gpu_node_pools(plan: Plan) -> list[PlannedResource]:
 
 def node_taints(pool: PlannedResource) -> set[tuple[str, str, str]]:
     """(key, value, Kubernetes effect) of a GKE node pool's taints."""
-    return {(t["key"], t.get("value", ""), GKE_EFFECTS[t["effect"]]) for t in pool.inputs["nodeConfig"].get("taints", [])}
+    return {
+        (t["key"], t.get("value", ""), GKE_EFFECTS[t["effect"]]) for t in pool.inputs["nodeConfig"].get("taints", [])
+    }
 
 
 def tolerates(tolerations: list[dict[str, Any]], taint: tuple[str, str, str]) -> bool:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -15,8 +16,12 @@ discovery = pytest.importorskip("googleapiclient.discovery_cache")
 
 ROOTS = {"gcp:container/cluster:Cluster": "Cluster", "gcp:container/nodePool:NodePool": "NodePool"}
 # Pulumi (Terraform) field names that differ from the API's, per API schema.
-RENAMES = {("NodePool", "nodeConfig"): "config", ("NodeConfig", "guestAccelerators"): "accelerators", ("AcceleratorConfig", "type"): "acceleratorType",
-           ("AcceleratorConfig", "count"): "acceleratorCount"}
+RENAMES = {
+    ("NodePool", "nodeConfig"): "config",
+    ("NodeConfig", "guestAccelerators"): "accelerators",
+    ("AcceleratorConfig", "type"): "acceleratorType",
+    ("AcceleratorConfig", "count"): "acceleratorCount",
+}
 
 
 def gke_schemas() -> dict[str, Any]:
@@ -24,7 +29,9 @@ def gke_schemas() -> dict[str, Any]:
     return dict(doc["schemas"])
 
 
-def enum_fields(schemas: dict[str, Any], schema: str, value: Any, path: str) -> Iterator[tuple[str, str, list[str], Any]]:
+def enum_fields(
+    schemas: dict[str, Any], schema: str, value: Any, path: str
+) -> Iterator[tuple[str, str, list[str], Any]]:
     """(path, schema.property, allowed values, value) for each enum-typed field present in `value`."""
     props = schemas[schema].get("properties", {})
     for key, item in value.items():
@@ -52,9 +59,16 @@ def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]
         if root is None:
             continue
         for path, field, allowed, value in enum_fields(schemas, root, r.inputs, r.name):
-            assert value in allowed and not str(value).endswith("UNSPECIFIED"), f"{r.urn}: {path}={value!r} not in {field} {allowed}"
+            assert value in allowed and not str(value).endswith("UNSPECIFIED"), (
+                f"{r.urn}: {path}={value!r} not in {field} {allowed}"
+            )
             checked.add(field)
     if any(r.type in ROOTS for r in plan.resources):
         # The walk really reached the enum fields gpuplane sets.
-        assert {"NodeTaint.effect", "GPUDriverInstallationConfig.gpuDriverVersion", "ReleaseChannel.channel",
-                "WorkloadMetadataConfig.mode", "NodePoolAutoscaling.locationPolicy"} <= checked, checked
+        assert {
+            "NodeTaint.effect",
+            "GPUDriverInstallationConfig.gpuDriverVersion",
+            "ReleaseChannel.channel",
+            "WorkloadMetadataConfig.mode",
+            "NodePoolAutoscaling.locationPolicy",
+        } <= checked, checked

@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 import yaml
-
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config import ConfigError, parse_config
+from components.plan.mocks import PlanMocks
 from components.plan.runner import RecordingMonitor, install
 from components.plan.stackfile import StackFile
-from components.plan.mocks import PlanMocks
 
 from .conftest import ROOT
 
@@ -168,7 +167,10 @@ def test_cli_broken_stack_exits_with_one_message(tmp_path: Path) -> None:
     broken.write_text(yaml.safe_dump(doc))
     run = subprocess.run(
         [sys.executable, "-m", "components.cli", "plan", str(broken), "--format", "json"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert run.returncode == 2 and run.stdout == ""
     assert "Traceback" not in run.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import yaml
 
@@ -23,7 +23,9 @@ def test_every_resource_is_named_after_its_component(plan_of: Callable[..., Plan
         assert r.parent is not None, f"{r.urn} has no parent"
         parent = plan.get(r.parent)
         if parent.type != "pulumi:pulumi:Stack":
-            assert r.name == parent.name or r.name.startswith(parent.name + "-"), f"{r.urn} not named after {parent.name}"
+            assert r.name == parent.name or r.name.startswith(parent.name + "-"), (
+                f"{r.urn} not named after {parent.name}"
+            )
 
 
 def test_cloud_and_kubernetes_resources_use_explicit_providers(plan_of: Callable[..., Plan]) -> None:
@@ -135,7 +137,9 @@ def test_scrape_config_targets_the_exporter_service(plan_of: Callable[..., Plan]
         "__meta_kubernetes_endpoint_port_name": "metrics",
     }
     node = [r for r in job["relabel_configs"] if r.get("target_label") == "kubernetes_node"]
-    assert node == [{"source_labels": ["__meta_kubernetes_pod_node_name"], "action": "replace", "target_label": "kubernetes_node"}]
+    assert node == [
+        {"source_labels": ["__meta_kubernetes_pod_node_name"], "action": "replace", "target_label": "kubernetes_node"}
+    ]
 
 
 def test_outputs_hide_the_kubeconfig(plan_of: Callable[..., Plan]) -> None:
@@ -148,14 +152,25 @@ def test_outputs_hide_the_kubeconfig(plan_of: Callable[..., Plan]) -> None:
 
 def test_pool_config_changes_reach_the_graph(plan_of: Callable[..., Plan]) -> None:
     pools = [
-        {"name": "t4s", "gpu": "t4", "gpusPerNode": 2, "machineType": "n1-standard-16", "maxNodes": 3, "minNodes": 1,
-         "taints": [{"key": "team", "value": "ml", "effect": "NoExecute"}], "labels": {"team": "ml"}},
+        {
+            "name": "t4s",
+            "gpu": "t4",
+            "gpusPerNode": 2,
+            "machineType": "n1-standard-16",
+            "maxNodes": 3,
+            "minNodes": 1,
+            "taints": [{"key": "team", "value": "ml", "effect": "NoExecute"}],
+            "labels": {"team": "ml"},
+        },
     ]
     plan = plan_of(stack_with("gcp-standard", gpuPools=pools))
     (pool,) = gpu_node_pools(plan)
     assert pool.inputs["nodeConfig"]["machineType"] == "n1-standard-16"
     assert pool.inputs["nodeConfig"]["guestAccelerators"][0] == {
-        "count": 2, "type": "nvidia-tesla-t4", "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}
+        "count": 2,
+        "type": "nvidia-tesla-t4",
+        "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+    }
     assert node_taints(pool) == {("nvidia.com/gpu", "present", "NoSchedule"), ("team", "ml", "NoExecute")}
     (release,) = plan.by_type(RELEASE)
     assert tolerates(release.inputs["values"]["tolerations"], ("team", "ml", "NoExecute"))

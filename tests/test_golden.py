@@ -5,7 +5,7 @@ Regenerate with `GPUPLANE_UPDATE_GOLDEN=1 pytest tests/test_golden.py` and revie
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -19,7 +19,9 @@ from .graph import RELEASE, kube_objects
 def test_helm_values(stack: str, plan_of: Callable[..., Plan]) -> None:
     plan = plan_of(stack)
     for release in plan.by_type(RELEASE):
-        header = f"# {release.inputs['chart']} {release.inputs['version']} from {release.inputs['repositoryOpts']['repo']}\n"
+        header = (
+            f"# {release.inputs['chart']} {release.inputs['version']} from {release.inputs['repositoryOpts']['repo']}\n"
+        )
         golden(f"{stack}/{release.inputs['name']}-values.yaml", header + to_yaml(release.inputs["values"]))
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -55,7 +56,9 @@ def test_values_keys_exist_in_pinned_chart(stack: str, plan_of: Callable[..., Pl
 
 
 def test_missing_keys_finds_typos() -> None:
-    assert list(missing_keys({"service": {"prot": 1}, "tolerations": [1]}, {"service": {"port": 9400}, "tolerations": []})) == ["service.prot"]
+    assert list(
+        missing_keys({"service": {"prot": 1}, "tolerations": [1]}, {"service": {"port": 9400}, "tolerations": []})
+    ) == ["service.prot"]
 
 
 @pytest.mark.parametrize("key", sorted(set(CHARTS) - UNVERSIONED_IN_GIT))

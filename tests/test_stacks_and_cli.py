@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 import yaml
@@ -35,7 +35,9 @@ def test_plan_is_deterministic(plan_of: Callable[..., Plan]) -> None:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "components.cli", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "components.cli", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
 
 
 def test_json_contract() -> None:
@@ -65,7 +67,9 @@ def test_tree_and_dot_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert dot.count("->") == len(resources) - 1  # one parent edge per resource but the root
 
 
-def test_scrape_config_command_prints_the_stack_output(capsys: pytest.CaptureFixture[str], plan_of: Callable[..., Plan]) -> None:
+def test_scrape_config_command_prints_the_stack_output(
+    capsys: pytest.CaptureFixture[str], plan_of: Callable[..., Plan]
+) -> None:
     expected = plan_of("gcp-standard").outputs["scrapeConfig"]
     assert cli_main(["scrape-config", "gcp-standard"]) == 0
     printed = capsys.readouterr().out

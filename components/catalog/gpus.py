@@ -8,9 +8,9 @@ user guide for the partition profiles. Checked 2026-11.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 
 def _frozen(d: dict[str, int]) -> Mapping[str, int]:
@@ -139,9 +139,7 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                     attachable_counts=(1, 2, 4, 8),
                 ),
                 aws=AwsOffer(
-                    instances=_frozen(
-                        {"p3.2xlarge": 1, "p3.8xlarge": 4, "p3.16xlarge": 8, "p3dn.24xlarge": 8}
-                    ),
+                    instances=_frozen({"p3.2xlarge": 1, "p3.8xlarge": 4, "p3.16xlarge": 8, "p3dn.24xlarge": 8}),
                     gpu_name="v100",
                 ),
             ),
@@ -265,9 +263,7 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 description="NVIDIA H100 80GB: large-scale training",
                 gcp=GcpOffer(
                     accelerator="nvidia-h100-80gb",
-                    machines=_frozen(
-                        {"a3-highgpu-1g": 1, "a3-highgpu-2g": 2, "a3-highgpu-4g": 4, "a3-highgpu-8g": 8}
-                    ),
+                    machines=_frozen({"a3-highgpu-1g": 1, "a3-highgpu-2g": 2, "a3-highgpu-4g": 4, "a3-highgpu-8g": 8}),
                 ),
                 aws=AwsOffer(instances=_frozen({"p5.4xlarge": 1, "p5.48xlarge": 8}), gpu_name="h100"),
             ),
@@ -278,9 +274,7 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 mig_profiles=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
                 description="NVIDIA H200 141GB: large-scale training",
                 gcp=GcpOffer(accelerator="nvidia-h200-141gb", machines=_frozen({"a3-ultragpu-8g": 8})),
-                aws=AwsOffer(
-                    instances=_frozen({"p5e.48xlarge": 8, "p5en.48xlarge": 8}), gpu_name="h200"
-                ),
+                aws=AwsOffer(instances=_frozen({"p5e.48xlarge": 8, "p5en.48xlarge": 8}), gpu_name="h200"),
             ),
         )
     }

@@ -8,13 +8,13 @@ any other value names what gpuplane installs. A platform is built by the functio
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
-from typing import Mapping
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     """Who provides a piece of the NVIDIA stack on a platform."""
 
     PLATFORM = "preinstalled by the platform"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import typing
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pulumi
 from pydantic import BaseModel, ValidationError

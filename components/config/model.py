@@ -30,6 +30,14 @@ def _cloud(info: ValidationInfo) -> str | None:
     return cloud if isinstance(cloud, str) else None
 
 
+def _max_nodes_ge_min(v: int, info: ValidationInfo) -> int:
+    """`maxNodes` validator shared by every pool model."""
+    lo = info.data.get("minNodes")
+    if lo is not None and v < lo:
+        raise ValueError(f"must be >= minNodes ({lo})")
+    return v
+
+
 class SystemPool(_Model):
     """The small non-GPU pool that runs cluster add-ons (operators, exporters' controllers, DNS)."""
 
@@ -42,13 +50,7 @@ class SystemPool(_Model):
     diskSizeGb: int = Field(default=100, ge=20)
     """Boot disk size of system nodes, in GB."""
 
-    @field_validator("maxNodes")
-    @classmethod
-    def _max_ge_min(cls, v: int, info: ValidationInfo) -> int:
-        lo = info.data.get("minNodes")
-        if lo is not None and v < lo:
-            raise ValueError(f"must be >= minNodes ({lo})")
-        return v
+    _max_ge_min = field_validator("maxNodes")(_max_nodes_ge_min)
 
 
 class ClusterConfig(_Model):
@@ -162,13 +164,7 @@ class GpuPool(_Model):
             raise ValueError(f"{v!r} does not carry {count} x {gpu.name} (catalog shapes: {shapes})")
         return v
 
-    @field_validator("maxNodes")
-    @classmethod
-    def _max_ge_min(cls, v: int, info: ValidationInfo) -> int:
-        lo = info.data.get("minNodes")
-        if lo is not None and v < lo:
-            raise ValueError(f"must be >= minNodes ({lo})")
-        return v
+    _max_ge_min = field_validator("maxNodes")(_max_nodes_ge_min)
 
     @field_validator("labels")
     @classmethod
@@ -177,7 +173,6 @@ class GpuPool(_Model):
         if bad:
             raise ValueError(f"invalid Kubernetes label(s): {', '.join(sorted(bad))}")
         return v
-
 
 
 class MonitoringConfig(_Model):

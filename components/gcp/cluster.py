@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
@@ -61,9 +61,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             for role in render.NODE_ROLES
         ]
 
-        cluster = gcp.container.Cluster(
-            f"{name}-cluster", **render.cluster_args(args.cluster, args.gcp), opts=child
-        )
+        cluster = gcp.container.Cluster(f"{name}-cluster", **render.cluster_args(args.cluster, args.gcp), opts=child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=roles)
         gcp.container.NodePool(
             f"{name}-system",

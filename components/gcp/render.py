@@ -6,8 +6,9 @@ Enum values here are the GKE API's (container v1 discovery document); tests chec
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ..catalog import lookup
 from ..config.model import ClusterConfig, GcpConfig, GpuPool
@@ -83,7 +84,9 @@ def cluster_args(cluster: ClusterConfig, gcp: GcpConfig) -> dict[str, Any]:
     return args
 
 
-def _node_config(machine: str, disk_gb: int, disk_type: str, sa_email: Any, labels: Mapping[str, str]) -> dict[str, Any]:
+def _node_config(
+    machine: str, disk_gb: int, disk_type: str, sa_email: Any, labels: Mapping[str, str]
+) -> dict[str, Any]:
     return {
         "machine_type": machine,
         "disk_size_gb": disk_gb,
@@ -161,7 +164,10 @@ def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [
-            {"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}
+            {
+                "name": context,
+                "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate},
+            }
         ],
         "users": [
             {

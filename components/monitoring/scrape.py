@@ -7,8 +7,9 @@ labels and port name (so only the GPU exporter is scraped), and the seed's node 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -50,7 +51,11 @@ def scrape_job(target: ScrapeTarget, interval: str = "15s", timeout: str = "10s"
         "relabel_configs": [
             *keep,
             {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "action": "keep", "regex": target.port_name},
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "action": "replace", "target_label": "kubernetes_node"},
+            {
+                "source_labels": ["__meta_kubernetes_pod_node_name"],
+                "action": "replace",
+                "target_label": "kubernetes_node",
+            },
         ],
     }
 

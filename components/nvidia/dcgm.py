@@ -7,9 +7,10 @@ component creates the namespace, the priority-class quota GKE needs, and the Hel
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pulumi
 
@@ -49,8 +50,12 @@ def _gke_node_pool(a: pulumi.runtime.MockResourceArgs) -> State:
     return {
         **i,
         "version": "1.33.5-gke.1201000",
-        "instanceGroupUrls": [f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{loc}-a/instanceGroupManagers/{group}"],
-        "managedInstanceGroupUrls": [f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{loc}-a/instanceGroups/{group}"],
+        "instanceGroupUrls": [
+            f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{loc}-a/instanceGroupManagers/{group}"
+        ],
+        "managedInstanceGroupUrls": [
+            f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{loc}-a/instanceGroups/{group}"
+        ],
     }
 
 

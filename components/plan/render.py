@@ -38,7 +38,9 @@ def to_tree(plan: Plan) -> str:
     walk(None, "")
     custom = sum(1 for r in plan.resources if r.custom)
     lines.append("")
-    lines.append(f"{len(plan.resources)} resources ({custom} cloud/Kubernetes resources), stack {plan.project}/{plan.stack}")
+    lines.append(
+        f"{len(plan.resources)} resources ({custom} cloud/Kubernetes resources), stack {plan.project}/{plan.stack}"
+    )
     lines.append("Outputs:")
     for k, v in plan.outputs.items():
         lines.append(f"  {k}: {_short(v)}")
