@@ -68,3 +68,21 @@ def plan_of() -> Callable[[str | StackFile], Plan]:
         return plan_stack(sf)
 
     return run
+
+
+def config_problems(raw: dict[str, Any]) -> dict[str, str]:
+    """The `{key path: reason}` problems `parse_config` reports for `raw` (it must fail)."""
+    from components.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw)
+    return dict(info.value.problems)
+
+
+def with_first_pool(base: dict[str, Any], **pool: Any) -> dict[str, Any]:
+    """A deep copy of `base` with the first GPU pool's keys updated."""
+    import copy
+
+    raw = copy.deepcopy(base)
+    raw["gpuPools"][0].update(pool)
+    return raw

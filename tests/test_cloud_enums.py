@@ -72,3 +72,45 @@ def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]
             "WorkloadMetadataConfig.mode",
             "NodePoolAutoscaling.locationPolicy",
         } <= checked, checked
+
+
+botocore_loaders = pytest.importorskip("botocore.loaders")
+
+# (resource type, input path) -> EKS API shape whose enum lists the allowed values.
+EKS_ENUMS = {
+    ("eks:index:ManagedNodeGroup", "amiType"): "AMITypes",
+    ("eks:index:ManagedNodeGroup", "capacityType"): "CapacityTypes",
+    ("eks:index:ManagedNodeGroup", "taints[].effect"): "TaintEffect",
+    ("eks:index:Cluster", "authenticationMode"): "AuthenticationMode",
+    ("eks:index:Cluster", "accessEntries.*.accessPolicies.*.accessScope.type"): "AccessScopeType",
+}
+
+
+def values_at(obj: Any, path: list[str]) -> Iterator[Any]:
+    if not path:
+        yield obj
+        return
+    head, rest = path[0], path[1:]
+    if head.endswith("[]"):
+        for item in (obj or {}).get(head[:-2], []):
+            yield from values_at(item, rest)
+    elif head == "*":
+        for item in (obj or {}).values():
+            yield from values_at(item, rest)
+    elif isinstance(obj, dict) and head in obj:
+        yield from values_at(obj[head], rest)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_eks_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
+    shapes = botocore_loaders.Loader().load_service_model("eks", "service-2")["shapes"]
+    plan = plan_of(stack)
+    seen = set()
+    for (typ, path), shape in EKS_ENUMS.items():
+        allowed = shapes[shape]["enum"]
+        for r in plan.by_type(typ):
+            for value in values_at(r.inputs, path.split(".")):
+                assert value in allowed, f"{r.urn}: {path}={value!r} not in EKS {shape} {allowed}"
+                seen.add(shape)
+    if plan.by_type("eks:index:Cluster"):
+        assert seen == set(EKS_ENUMS.values()), seen

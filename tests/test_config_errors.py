@@ -18,7 +18,7 @@ from components.plan.mocks import PlanMocks
 from components.plan.runner import RecordingMonitor, install
 from components.plan.stackfile import StackFile
 
-from .conftest import ROOT
+from .conftest import ROOT, config_problems, with_first_pool
 
 GOOD: dict[str, Any] = {
     "platform": "gke-standard",
@@ -29,15 +29,11 @@ GOOD: dict[str, Any] = {
 
 
 def problems(raw: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(ConfigError) as info:
-        parse_config(raw)
-    return dict(info.value.problems)
+    return config_problems(raw)
 
 
 def with_pool(**pool: Any) -> dict[str, Any]:
-    raw = copy.deepcopy(GOOD)
-    raw["gpuPools"][0].update(pool)
-    return raw
+    return with_first_pool(GOOD, **pool)
 
 
 def test_good_config_parses() -> None:

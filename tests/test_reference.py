@@ -19,8 +19,9 @@ UNVERSIONED_IN_GIT = {"gpu-operator", "karpenter"}
 
 
 # Values keys whose content is a Kubernetes object the chart copies with toYaml (a container
-# SecurityContext, resources, affinity): their fields come from the Kubernetes API, not values.yaml.
-KUBERNETES_TYPED = {"securityContext", "podSecurityContext", "resources", "affinity", "nodeSelector"}
+# SecurityContext, resources, affinity) or a command-line flag map (cluster-autoscaler extraArgs):
+# their fields come from the Kubernetes API or the program's flags, not values.yaml.
+KUBERNETES_TYPED = {"securityContext", "podSecurityContext", "resources", "affinity", "nodeSelector", "extraArgs"}
 
 
 def missing_keys(ours: Any, defaults: Any, path: str = "") -> Iterator[str]:

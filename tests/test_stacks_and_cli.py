@@ -80,10 +80,23 @@ def test_stack_by_path_and_unknown_stack(capsys: pytest.CaptureFixture[str]) -> 
     assert cli_main(["plan", str(ROOT / "stacks" / "Pulumi.gcp-standard.yaml"), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["stack"] == "gcp-standard"
     assert cli_main(["plan", "nope"]) == 2
-    assert "unknown stack 'nope' (known: gcp-standard" in capsys.readouterr().err
+    assert "unknown stack 'nope' (known: aws-managed, gcp-standard" in capsys.readouterr().err
 
 
 def test_gpus_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["gpus"]) == 0
     out = capsys.readouterr().out
     assert "nvidia-l4" in out and "p4d" in out
+
+
+@pytest.mark.parametrize(
+    ("stack", "not_imported"),
+    [("gcp-standard", ["pulumi_aws", "pulumi_eks"]), ("aws-managed", ["pulumi_gcp"])],
+)
+def test_stack_imports_only_its_cloud_sdks(stack: str, not_imported: list[str]) -> None:
+    code = (
+        f"import sys; from components.plan import load, plan_stack; plan_stack(load({stack!r}));"
+        f"print([m for m in {not_imported!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -55,6 +55,10 @@ class AwsOffer:
     gpu_name: str
     """The value of Karpenter's `karpenter.k8s.aws/instance-gpu-name` label."""
 
+    def default_instance(self, gpus: int) -> str | None:
+        """The first listed (smallest) instance type with exactly `gpus` GPUs, or None."""
+        return next((i for i, n in self.instances.items() if n == gpus), None)
+
     @property
     def families(self) -> tuple[str, ...]:
         """Instance families (the part before the dot), in catalog order, without repeats."""
@@ -79,6 +83,14 @@ class Gpu:
     @property
     def mig_capable(self) -> bool:
         return bool(self.mig_profiles)
+
+    def counts_on(self, cloud: str) -> list[int]:
+        """GPUs-per-node counts a cloud offers for this GPU, ascending."""
+        if cloud == "gcp" and self.gcp is not None:
+            return sorted(set(self.gcp.machines.values()) | set(self.gcp.attachable_counts))
+        if cloud == "aws" and self.aws is not None:
+            return sorted(set(self.aws.instances.values()))
+        return []
 
 
 _N1 = "n1"

@@ -62,6 +62,18 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 description="GKE Standard: GKE installs the driver (gpu_driver_installation_config), "
                 "toolkit and device plugin; gpuplane adds dcgm-exporter for metrics.",
             ),
+            Platform(
+                name="eks-managed",
+                cloud="aws",
+                provisioning="EKS managed GPU node groups with the cluster autoscaler",
+                drivers=Source.PLATFORM,
+                toolkit=Source.PLATFORM,
+                device_plugin=Source.GPU_OPERATOR,
+                metrics=Source.GPU_OPERATOR,
+                builder="components.aws.platform:build",
+                description="EKS: the AL2023 NVIDIA AMI ships driver and toolkit; the gpu-operator adds the "
+                "device plugin, GFD and dcgm-exporter (driver and toolkit follow the node image).",
+            ),
         )
     }
 )

@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ..catalog import PLATFORMS, Platform, gpus_on, lookup
+from ..catalog import DEFAULT_GPU_IMAGE, NODE_IMAGES, PLATFORMS, Platform, gpus_on, lookup, operator_components
+from .aws import AwsConfig
 
 _DNS_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
@@ -30,6 +31,11 @@ def _cloud(info: ValidationInfo) -> str | None:
     return cloud if isinstance(cloud, str) else None
 
 
+CLOUD_NAMES = {"gcp": "GCP", "aws": "AWS"}
+SYSTEM_MACHINES = {"gcp": "e2-standard-4", "aws": "m7i.large"}
+"""Cloud -> default machine for the system (add-on) pool."""
+
+
 def _max_nodes_ge_min(v: int, info: ValidationInfo) -> int:
     """`maxNodes` validator shared by every pool model."""
     lo = info.data.get("minNodes")
@@ -41,8 +47,8 @@ def _max_nodes_ge_min(v: int, info: ValidationInfo) -> int:
 class SystemPool(_Model):
     """The small non-GPU pool that runs cluster add-ons (operators, exporters' controllers, DNS)."""
 
-    machineType: str = "e2-standard-4"
-    """Machine (GCP) or instance (AWS) type of the system nodes."""
+    machineType: str | None = Field(default=None, validate_default=True)
+    """Machine (GCP) or instance (AWS) type of the system nodes; unset: `e2-standard-4` / `m7i.large`."""
     minNodes: int = Field(default=1, ge=1)
     """Smallest size of the system pool; at least one node so add-ons always have a home."""
     maxNodes: int = Field(default=3, ge=1)
@@ -51,6 +57,12 @@ class SystemPool(_Model):
     """Boot disk size of system nodes, in GB."""
 
     _max_ge_min = field_validator("maxNodes")(_max_nodes_ge_min)
+
+    @field_validator("machineType")
+    @classmethod
+    def _cloud_default(cls, v: str | None, info: ValidationInfo) -> str | None:
+        cloud = _cloud(info)
+        return v if v is not None or cloud is None else SYSTEM_MACHINES[cloud]
 
 
 class ClusterConfig(_Model):
@@ -64,7 +76,7 @@ class ClusterConfig(_Model):
     """Minimum control plane version (e.g. `1.33`); unset follows the release channel's default."""
     deletionProtection: bool = True
     """Refuse `pulumi destroy` of the cluster until this is turned off."""
-    systemPool: SystemPool = SystemPool()
+    systemPool: SystemPool = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
     """The non-GPU pool for add-ons. The cloud's default pool is always removed."""
 
 
@@ -113,8 +125,15 @@ class GpuPool(_Model):
     """GPUs on each node; with `machineType` unset it picks the catalog's machine for that count."""
     machineType: str | None = None
     """GCP machine type. Must be one the catalog lists for this GPU and count (N1 machines accept any size)."""
+    instanceTypes: list[str] | None = Field(default=None, min_length=1)
+    """AWS instance types (all from the catalog for this GPU and count). Unset: the catalog's smallest."""
+    amiType: str = DEFAULT_GPU_IMAGE
+    """EKS AMI type: `AL2023_x86_64_NVIDIA` (default), `BOTTLEROCKET_x86_64_NVIDIA`, or `AL2023_x86_64_STANDARD`
+    with `driver: operator`."""
+    driver: Literal["preinstalled", "operator"] = Field(default="preinstalled", validate_default=True)
+    """EKS: use the image's NVIDIA driver, or let the gpu-operator install one (plain AMIs only)."""
     spot: bool = False
-    """Run on spot capacity (cheaper, can be reclaimed); spot pools also get a spot taint."""
+    """Run on spot capacity (cheaper, can be reclaimed); GKE spot pools also get a spot taint."""
     minNodes: int = Field(default=0, ge=0)
     """Fewest nodes the autoscaler keeps; 0 lets the pool scale to zero when idle."""
     maxNodes: int = Field(ge=1)
@@ -146,10 +165,10 @@ class GpuPool(_Model):
     @classmethod
     def _count_offered(cls, v: int, info: ValidationInfo) -> int:
         gpu = lookup(str(info.data.get("gpu", "")))
-        if _cloud(info) == "gcp" and gpu is not None and gpu.gcp is not None:
-            counts = sorted(set(gpu.gcp.machines.values()) | set(gpu.gcp.attachable_counts))
-            if v not in counts:
-                raise ValueError(f"{gpu.name} comes {counts} per node on GCP, not {v}")
+        cloud = _cloud(info)
+        counts = gpu.counts_on(cloud) if gpu is not None and cloud else []
+        if counts and v not in counts:
+            raise ValueError(f"{gpu.name if gpu else ''} comes {counts} per node on {CLOUD_NAMES[str(cloud)]}, not {v}")
         return v
 
     @field_validator("machineType")
@@ -157,11 +176,50 @@ class GpuPool(_Model):
     def _machine_carries_gpu(cls, v: str | None, info: ValidationInfo) -> str | None:
         gpu = lookup(str(info.data.get("gpu", "")))
         count = info.data.get("gpusPerNode")
+        if v is not None and _cloud(info) == "aws":
+            raise ValueError("is for GCP; on AWS use instanceTypes")
         if v is None or gpu is None or gpu.gcp is None or count is None or _cloud(info) != "gcp":
             return v
         if not gpu.gcp.allows(v, count):
             shapes = ", ".join(f"{m} ({n})" for m, n in gpu.gcp.machines.items())
             raise ValueError(f"{v!r} does not carry {count} x {gpu.name} (catalog shapes: {shapes})")
+        return v
+
+    @field_validator("instanceTypes")
+    @classmethod
+    def _instances_carry_gpu(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        gpu = lookup(str(info.data.get("gpu", "")))
+        count = info.data.get("gpusPerNode")
+        if v is not None and _cloud(info) == "gcp":
+            raise ValueError("is for AWS; on GCP use machineType")
+        if v is None or gpu is None or gpu.aws is None or count is None:
+            return v
+        bad = [i for i in v if gpu.aws.instances.get(i) != count]
+        if bad:
+            offered = ", ".join(f"{i} ({n})" for i, n in gpu.aws.instances.items())
+            raise ValueError(f"{bad} do not carry {count} x {gpu.name} (catalog: {offered})")
+        return v
+
+    @field_validator("amiType")
+    @classmethod
+    def _known_image(cls, v: str) -> str:
+        if v not in NODE_IMAGES:
+            raise ValueError(f"unknown AMI type {v!r} (known: {', '.join(NODE_IMAGES)})")
+        return v
+
+    @field_validator("driver")
+    @classmethod
+    def _driver_matches_image(cls, v: str, info: ValidationInfo) -> str:
+        image = NODE_IMAGES.get(str(info.data.get("amiType")))
+        if image is None or _cloud(info) != "aws":
+            return v
+        if v == "operator" and image.driver:
+            raise ValueError(
+                f"{image.ami_type} already ships the NVIDIA driver; an operator-installed driver on top breaks "
+                "nodes (use AL2023_x86_64_STANDARD for driver: operator)"
+            )
+        if v == "preinstalled" and not image.driver:
+            raise ValueError(f"{image.ami_type} has no NVIDIA driver; set driver: operator or use AL2023_x86_64_NVIDIA")
         return v
 
     _max_ge_min = field_validator("maxNodes")(_max_nodes_ge_min)
@@ -212,6 +270,8 @@ class StackConfig(_Model):
     """Cluster-wide settings."""
     gcp: GcpConfig | None = Field(default=None, validate_default=True)
     """GCP location; required for GKE platforms."""
+    aws: AwsConfig | None = Field(default=None, validate_default=True)
+    """AWS region and network; required for EKS platforms."""
     gpuPools: list[GpuPool] = Field(min_length=1)
     """GPU node pools, at least one."""
     monitoring: MonitoringConfig = MonitoringConfig()
@@ -231,13 +291,28 @@ class StackConfig(_Model):
             raise ValueError("required for a GKE platform")
         return v
 
+    @field_validator("aws")
+    @classmethod
+    def _aws_needed(cls, v: AwsConfig | None, info: ValidationInfo) -> AwsConfig | None:
+        if v is None and _cloud(info) == "aws":
+            raise ValueError("required for an EKS platform")
+        return v
+
     @field_validator("gpuPools")
     @classmethod
-    def _unique_pool_names(cls, v: list[GpuPool]) -> list[GpuPool]:
+    def _unique_pool_names(cls, v: list[GpuPool], info: ValidationInfo) -> list[GpuPool]:
         names = [p.name for p in v]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"pool names must be unique (repeated: {', '.join(dupes)})")
+        if _cloud(info) == "aws":
+            # One gpu-operator per cluster: its values follow from the node image, so images must agree.
+            profiles = {p.amiType: operator_components(NODE_IMAGES[p.amiType]) for p in v}
+            if len({tuple(sorted(c.items())) for c in profiles.values()}) > 1:
+                raise ValueError(
+                    f"GPU pools mix node images {sorted(profiles)} that need different gpu-operator settings; "
+                    "use one NVIDIA image per cluster"
+                )
         return v
 
     @property

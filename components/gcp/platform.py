@@ -10,7 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..config.model import StackConfig
-from ..monitoring.scrape import ScrapeTarget, scrape_job, scrape_yaml
+from ..monitoring.scrape import ScrapeTarget, stack_scrape_yaml
 from ..nodes import pool_target
 from ..nvidia import dcgm
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
@@ -27,12 +27,7 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
 
 def scrape_config_yaml(cfg: StackConfig) -> str:
     """The `gpu-metrics` job for this stack, as YAML."""
-    m = cfg.monitoring
-    return scrape_job_yaml(scrape_target(cfg), m.scrapeInterval, m.scrapeTimeout)
-
-
-def scrape_job_yaml(target: ScrapeTarget, interval: str, timeout: str) -> str:
-    return scrape_yaml(scrape_job(target, interval, timeout))
+    return stack_scrape_yaml(scrape_target(cfg), cfg.monitoring.scrapeInterval, cfg.monitoring.scrapeTimeout)
 
 
 def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:

@@ -63,3 +63,8 @@ def scrape_job(target: ScrapeTarget, interval: str = "15s", timeout: str = "10s"
 def scrape_yaml(job: Mapping[str, Any]) -> str:
     """The job as YAML, ready to paste under `scrape_configs:`."""
     return str(yaml.safe_dump([dict(job)], sort_keys=False, default_flow_style=False))
+
+
+def stack_scrape_yaml(target: ScrapeTarget, interval: str, timeout: str) -> str:
+    """The stack's `gpu-metrics` job as YAML (the `scrapeConfig` stack output)."""
+    return scrape_yaml(scrape_job(target, interval, timeout))

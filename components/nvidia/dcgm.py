@@ -15,6 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..kube import pinned_release, privileged_namespace
 from ..nodes import GpuNodeTarget, pool_affinity, tolerations_for
 from ..pins import CHARTS
 
@@ -104,18 +105,6 @@ def quota_manifest(namespace: str, pods: int) -> dict[str, Any]:
     }
 
 
-def namespace_manifest(namespace: str) -> dict[str, Any]:
-    """The exporter's namespace. Privileged pods need the `privileged` Pod Security level."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {
-            "name": namespace,
-            "labels": {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpuplane"},
-        },
-    }
-
-
 def quota_pods(max_gpu_nodes: int) -> int:
     """Room for one exporter pod per GPU node, doubled for rolling updates, never below 100."""
     return max(100, 2 * max_gpu_nodes)
@@ -154,24 +143,17 @@ class DcgmExporter(pulumi.ComponentResource):
     def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplane:nvidia:DcgmExporter", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        ns_obj = namespace_manifest(args.namespace)
+        ns_obj = privileged_namespace(args.namespace)
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_obj["metadata"], opts=child)
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
         quota = quota_manifest(args.namespace, quota_pods(args.max_gpu_nodes))
         rq = k8s.core.v1.ResourceQuota(f"{name}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=after_ns)
-        pin = CHARTS["dcgm-exporter"]
-        release = k8s.helm.v3.Release(
+        release = pinned_release(
             f"{name}-release",
-            k8s.helm.v3.ReleaseArgs(
-                name=RELEASE,
-                chart=pin.chart,
-                version=pin.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
-                namespace=args.namespace,
-                create_namespace=False,
-                values=dcgm_values(args.platform, args.targets, args.service_monitor),
-                timeout=600,
-            ),
+            "dcgm-exporter",
+            RELEASE,
+            args.namespace,
+            dcgm_values(args.platform, args.targets, args.service_monitor),
             # Pods of the priority class are refused until the quota exists.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, rq]),
         )

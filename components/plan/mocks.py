@@ -7,26 +7,17 @@ are identical. Unknown types echo their inputs, as the engine would report them 
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
 
-State = dict[str, Any]
+from . import mocks_aws
+from .mocks_base import State, digest, fake_ip
 
 _FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMIIBgpuplaneofflineplanCA\n-----END CERTIFICATE-----\n"
 ).decode()
-
-
-def digest(*parts: str) -> str:
-    return hashlib.sha256("/".join(parts).encode()).hexdigest()
-
-
-def fake_ip(name: str) -> str:
-    """A stable public-looking IPv4 (from TEST-NET-3, 203.0.113.0/24) for an endpoint."""
-    return f"203.0.113.{int(digest(name)[:4], 16) % 254 + 1}"
 
 
 def _gke_cluster(a: pulumi.runtime.MockResourceArgs) -> State:
@@ -114,26 +105,67 @@ def resource_id(a: pulumi.runtime.MockResourceArgs, state: State) -> str:
         return f"{i.get('cluster')}/nodePools/{i.get('name', a.name)}"
     if a.typ == "gcp:serviceaccount/account:Account":
         return str(state["name"])
+    if a.typ in mocks_aws.ID_PREFIX:
+        return str(state["id"])
+    if a.typ == "aws:iam/role:Role":
+        return str(state["name"])
     if a.typ.startswith("kubernetes:") and isinstance(i.get("metadata"), dict):
         meta = i["metadata"]
         return "/".join(p for p in (meta.get("namespace"), meta.get("name", a.name)) if p)
     return f"{a.name}-{digest(a.typ, a.name)[:8]}"
 
 
-class PlanMocks(pulumi.runtime.Mocks):
-    """Per-type outputs for resources, and answers for the invokes gpuplane makes."""
+RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+SIG_KEY = "4dabf18193072939515e22adb298388d"
 
-    CALLS: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {}
+
+class PlanMocks(pulumi.runtime.Mocks):
+    """Per-type outputs for resources, and answers for the invokes gpuplane makes.
+
+    `monitor` is set by the runner: remote components (pulumi-eks) return resources they create
+    inside themselves, which must be known to the monitor to be read back.
+    """
+
+    def __init__(self) -> None:
+        self.monitor: Any = None
+        self.aws_region = "us-east-1"
+        self.outputs: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {
+            **OUTPUTS,
+            **mocks_aws.outputs(lambda: self.aws_region),
+        }
+        self.calls = mocks_aws.calls(lambda: self.aws_region)
+        self.eks_clusters: dict[str, str] = {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.typ == "pulumi:providers:aws" and args.inputs.get("region"):
+            self.aws_region = str(args.inputs["region"])
+        if args.typ == "eks:index:ManagedNodeGroup":
+            return self._managed_node_group(args)
         if args.typ.startswith("kubernetes:") and args.typ != "kubernetes:helm.sh/v3:Release":
             state = _k8s_object(args)
         else:
-            state = OUTPUTS.get(args.typ, lambda a: dict(a.inputs))(args)
+            state = self.outputs.get(args.typ, lambda a: dict(a.inputs))(args)
+        if args.typ == "eks:index:Cluster":
+            self.eks_clusters[f"{args.name}"] = str(args.inputs.get("name", args.name))
         return resource_id(args, state), state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        handler = self.CALLS.get(args.token)
+    def _managed_node_group(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        """Register the `aws.eks.NodeGroup` the remote component creates, and return a reference to it."""
+        cluster_ref = str(args.inputs.get("cluster", ""))
+        cluster = next((n for urn_name, n in self.eks_clusters.items() if cluster_ref.endswith("::" + urn_name)), "")
+        urn = (
+            f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::"
+            f"eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::{args.name}"
+        )
+        ng_state = mocks_aws.node_group_state(args, cluster)
+        ng_id = f"{cluster}:{ng_state['nodeGroupName']}"
+        if self.monitor is not None:
+            self.monitor.resources[urn] = type(self.monitor).ResourceRegistration(urn, ng_id, ng_state)
+        ref = {SIG_KEY: RESOURCE_SIG, "urn": urn, "id": ng_id, "packageVersion": ""}
+        return f"{args.name}-{digest(args.name)[:8]}", {**args.inputs, "nodeGroup": ref}
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        handler = self.calls.get(args.token)
         if handler is None:
-            return {}, None
-        return handler(args.args), None
+            raise NotImplementedError(f"the offline plan has no answer for invoke {args.token}")
+        return handler(args.args), []

@@ -20,12 +20,10 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from ..config import namespace_of, parse_config
-from .mocks import PlanMocks
+from .mocks import RESOURCE_SIG, SIG_KEY, PlanMocks
 from .stackfile import StackFile
 
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
-SIG_KEY = "4dabf18193072939515e22adb298388d"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 SECRET = "[secret]"
 
@@ -150,6 +148,8 @@ async def _resolve(value: Any) -> Any:
 def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> RecordingMonitor:
     """Install fresh mocks and the stack's config for one program run (mocks are process-wide)."""
     monitor = RecordingMonitor(mocks or PlanMocks())
+    if isinstance(monitor.mocks, PlanMocks):
+        monitor.mocks.monitor = monitor
     set_all_config(stack.flat_config(), stack.secret_keys())
     ps.ROOT.set(None)
     pm.set_mocks(monitor.mocks, project=stack.project, stack=stack.stack, preview=False, monitor=monitor)

@@ -1,0 +1,8 @@
+"""EKS: VPC, cluster, managed GPU node groups, cluster-autoscaler and the EKS platform."""
+
+from .autoscaler import ClusterAutoscaler
+from .cluster import EksGpuCluster, EksGpuClusterArgs
+from .network import EksVpc
+from .platform import EksGpuPlatform
+
+__all__ = ["ClusterAutoscaler", "EksGpuCluster", "EksGpuClusterArgs", "EksGpuPlatform", "EksVpc"]

@@ -1,0 +1,161 @@
+"""`EksGpuCluster`: EKS (pulumi-eks) with a system node group and one managed GPU node group per pool."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from ..config.aws import AwsConfig
+from ..config.model import ClusterConfig, GpuPool
+from . import render
+from .network import EksVpc
+
+
+class EksGpuClusterArgs:
+    """Inputs of `EksGpuCluster`: the typed config sections it needs."""
+
+    def __init__(self, cluster: ClusterConfig, aws_cfg: AwsConfig, gpu_pools: Sequence[GpuPool]) -> None:
+        self.cluster = cluster
+        """Cluster name, Kubernetes version, deletion protection and system pool."""
+        self.aws = aws_cfg
+        """Region, VPC (existing or created), admins and API endpoint access."""
+        self.gpu_pools = list(gpu_pools)
+        """One managed node group is created per entry."""
+
+
+class EksGpuCluster(pulumi.ComponentResource):
+    """EKS with API-mode access entries, an OIDC provider for IRSA, no default node group, a system
+    node group and tainted GPU managed node groups that cluster-autoscaler can scale from zero."""
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    oidc_provider_arn: pulumi.Output[str]
+    oidc_issuer: pulumi.Output[str]
+    vpc_id: pulumi.Output[str]
+    gpu_node_groups: pulumi.Output[list[str]]
+    k8s_provider: k8s.Provider
+
+    def __init__(self, name: str, args: EksGpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplane:aws:EksGpuCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        c, a = args.cluster, args.aws
+
+        if a.vpcId:
+            vpc_id: pulumi.Input[str] = a.vpcId
+            private: Sequence[pulumi.Input[str]] = a.privateSubnetIds
+            public: Sequence[pulumi.Input[str]] = a.publicSubnetIds
+        else:
+            net = EksVpc(f"{name}-network", c.name, a, opts=child)
+            vpc_id, private, public = net.vpc_id, net.private_subnet_ids, net.public_subnet_ids
+
+        node_role = aws.iam.Role(
+            f"{name}-node-role",
+            assume_role_policy=render.assume_role_policy("ec2.amazonaws.com"),
+            description=f"gpuplane nodes of {c.name}",
+            opts=child,
+        )
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-{policy}",
+                role=node_role.name,
+                policy_arn=pulumi.Output.concat("arn:", partition, ":iam::aws:policy/", policy),
+                opts=child,
+            )
+            for policy in render.NODE_POLICIES
+        ]
+
+        cluster = eks.Cluster(
+            f"{name}-eks",
+            name=c.name,
+            version=c.kubernetesVersion,
+            vpc_id=vpc_id,
+            private_subnet_ids=private,
+            public_subnet_ids=public or None,
+            skip_default_node_group=True,
+            authentication_mode=eks.AuthenticationMode.API,
+            access_entries=render.access_entries(a.admins) or None,
+            create_oidc_provider=True,
+            node_associate_public_ip_address=False,
+            endpoint_private_access=True,
+            endpoint_public_access=a.endpointPublicAccess,
+            public_access_cidrs=a.publicAccessCidrs if a.endpointPublicAccess else None,
+            enabled_cluster_log_types=["api", "audit", "authenticator"],
+            deletion_protection=c.deletionProtection,
+            tags={"gpuplane.io/cluster": c.name},
+            opts=child,
+        )
+
+        group_opts = pulumi.ResourceOptions(parent=self, depends_on=attachments)
+        system = render.system_node_group_args(c)
+        self._node_group(
+            name, c.name, "system", cluster, node_role, private, system, c.systemPool.diskSizeGb, group_opts
+        )
+        gpu_groups = []
+        for pool in args.gpu_pools:
+            group = render.gpu_node_group_args(c, pool)
+            ng = self._node_group(
+                name, c.name, pool.name, cluster, node_role, private, group, pool.diskSizeGb, group_opts
+            )
+            gpu_groups.append(ng)
+            asg = ng.node_group.apply(lambda g: g.resources).apply(lambda rs: rs[0].autoscaling_groups[0].name)
+            for key, value in sorted(render.node_template_tags(c, pool).items()):
+                aws.autoscaling.Tag(
+                    f"{name}-{pool.name}-ca-{render.tag_slug(key)}",
+                    autoscaling_group_name=asg,
+                    tag={"key": key, "value": value, "propagate_at_launch": False},
+                    opts=child,
+                )
+
+        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=gpu_groups),
+        )
+        self.cluster_name = pulumi.Output.from_input(c.name)
+        self.oidc_provider_arn = cluster.oidc_provider_arn
+        self.oidc_issuer = cluster.oidc_issuer
+        self.vpc_id = pulumi.Output.from_input(vpc_id)
+        self.gpu_node_groups = pulumi.Output.from_input([f"{c.name}-{p.name}" for p in args.gpu_pools])
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "oidc_provider_arn": self.oidc_provider_arn,
+                "vpc_id": self.vpc_id,
+                "gpu_node_groups": self.gpu_node_groups,
+            }
+        )
+
+    def _node_group(
+        self,
+        name: str,
+        cluster_name: str,
+        role: str,
+        cluster: eks.Cluster,
+        node_role: aws.iam.Role,
+        subnets: Sequence[pulumi.Input[str]],
+        group_args: dict[str, object],
+        disk_gb: int,
+        opts: pulumi.ResourceOptions,
+    ) -> eks.ManagedNodeGroup:
+        lt = aws.ec2.LaunchTemplate(
+            f"{name}-{role}-lt",
+            **render.launch_template_args(cluster_name, role, disk_gb, str(group_args["ami_type"])),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return eks.ManagedNodeGroup(
+            f"{name}-{role}",
+            cluster=cluster,
+            node_role_arn=node_role.arn,
+            subnet_ids=subnets,
+            launch_template={"id": lt.id, "version": lt.latest_version.apply(str)},
+            **group_args,  # type: ignore[arg-type]
+            opts=opts,
+        )

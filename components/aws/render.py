@@ -1,0 +1,233 @@
+"""Pure functions that turn typed config into EKS resource arguments (VPC, IAM, node groups, tags).
+
+Enum values here are the EKS API's (botocore's EKS model: AMITypes, CapacityTypes, TaintEffect);
+tests check them against it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from ..catalog import NODE_IMAGES, lookup
+from ..config.model import ClusterConfig, GpuPool
+from ..nodes import pool_labels, pool_taints
+
+TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
+    {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
+)
+"""Kubernetes taint effect -> EKS API TaintEffect."""
+
+NODE_POLICIES: tuple[str, ...] = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryReadOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+"""AWS-managed policies for the node role (worker, CNI, ECR pull, SSM access instead of SSH)."""
+
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+"""The node label cluster-autoscaler (>= 1.15) reads on AWS to recognise GPU nodes before the device plugin."""
+
+CA_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template"
+ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+
+def subnet_cidrs(vpc_cidr: str, azs: int) -> tuple[list[str], list[str]]:
+    """Private and public subnet CIDRs: large private subnets for pods (VPC CNI), small public ones for LBs.
+
+    Private subnets are the first `azs` eighths of the VPC; public ones the last `azs` 64ths, so the two
+    never overlap for up to 6 AZs.
+    """
+    net = ipaddress.IPv4Network(vpc_cidr)
+    private = list(net.subnets(new_prefix=net.prefixlen + 3))[:azs]
+    public = list(net.subnets(new_prefix=net.prefixlen + 6))[-azs:]
+    return [str(s) for s in private], [str(s) for s in public]
+
+
+def assume_role_policy(service: str) -> str:
+    """Trust policy letting an AWS service (e.g. `ec2.amazonaws.com`) assume a role."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
+        }
+    )
+
+
+def irsa_trust_policy(oidc_provider_arn: str, oidc_issuer: str, namespace: str, service_account: str) -> str:
+    """Trust policy for IRSA: only this service account, through this cluster's OIDC provider."""
+    issuer = oidc_issuer.removeprefix("https://")
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Federated": oidc_provider_arn},
+                    "Action": "sts:AssumeRoleWithWebIdentity",
+                    "Condition": {
+                        "StringEquals": {
+                            f"{issuer}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                            f"{issuer}:aud": "sts.amazonaws.com",
+                        }
+                    },
+                }
+            ],
+        }
+    )
+
+
+def autoscaler_policy(cluster: str) -> str:
+    """cluster-autoscaler's recommended policy, with scaling actions limited to this cluster's node groups.
+
+    EKS tags every managed node group's Auto Scaling group with `k8s.io/cluster-autoscaler/<cluster>: owned`
+    and `k8s.io/cluster-autoscaler/enabled: true`; the write actions require both.
+    """
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "Discover",
+                    "Effect": "Allow",
+                    "Action": [
+                        "autoscaling:DescribeAutoScalingGroups",
+                        "autoscaling:DescribeAutoScalingInstances",
+                        "autoscaling:DescribeLaunchConfigurations",
+                        "autoscaling:DescribeScalingActivities",
+                        "autoscaling:DescribeTags",
+                        "ec2:DescribeImages",
+                        "ec2:DescribeInstanceTypes",
+                        "ec2:DescribeLaunchTemplateVersions",
+                        "ec2:GetInstanceTypesFromInstanceRequirements",
+                        "eks:DescribeNodegroup",
+                    ],
+                    "Resource": "*",
+                },
+                {
+                    "Sid": "ScaleOwnNodeGroups",
+                    "Effect": "Allow",
+                    "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
+                    "Resource": "*",
+                    "Condition": {
+                        "StringEquals": {
+                            f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster}": "owned",
+                            "aws:ResourceTag/k8s.io/cluster-autoscaler/enabled": "true",
+                        }
+                    },
+                },
+            ],
+        }
+    )
+
+
+def instance_types(pool: GpuPool) -> list[str]:
+    """The pool's instance types: configured, or the catalog's smallest for its GPU count."""
+    if pool.instanceTypes:
+        return list(pool.instanceTypes)
+    gpu = lookup(pool.gpu)
+    assert gpu is not None and gpu.aws is not None, f"{pool.gpu} has no AWS offer (config validation missed it)"
+    found = gpu.aws.default_instance(pool.gpusPerNode)
+    assert found is not None, f"no {pool.gpu} instance with {pool.gpusPerNode} GPUs"
+    return [found]
+
+
+def gpu_node_labels(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
+    """Node labels of an EKS GPU pool: gpuplane's, plus the accelerator label cluster-autoscaler reads."""
+    return {**pool_labels(cluster.name, pool), ACCELERATOR_LABEL: f"nvidia-{pool.gpu}"}
+
+
+def launch_template_args(cluster: str, pool_name: str, disk_gb: int, ami_type: str) -> dict[str, Any]:
+    """Launch template for a node group: IMDSv2 required, encrypted gp3 volume for container images."""
+    image = NODE_IMAGES[ami_type]
+    return {
+        "name_prefix": f"{cluster}-{pool_name}-",
+        "description": f"gpuplane {cluster}/{pool_name}: IMDSv2, encrypted gp3",
+        "update_default_version": True,
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": 2,
+        },
+        "block_device_mappings": [
+            {
+                "device_name": image.data_device,
+                "ebs": {
+                    "volume_size": disk_gb,
+                    "volume_type": "gp3",
+                    "encrypted": "true",
+                    "delete_on_termination": "true",
+                },
+            }
+        ],
+        "tags": {"gpuplane.io/cluster": cluster, "gpuplane.io/pool": pool_name},
+    }
+
+
+def gpu_node_group_args(cluster: ClusterConfig, pool: GpuPool) -> dict[str, Any]:
+    """Arguments of one `eks.ManagedNodeGroup` for a GPU pool (cluster, role, subnets and launch
+    template are wired by the component)."""
+    return {
+        "node_group_name": f"{cluster.name}-{pool.name}",
+        "ami_type": pool.amiType,
+        "capacity_type": "SPOT" if pool.spot else "ON_DEMAND",
+        "instance_types": instance_types(pool),
+        "scaling_config": {"min_size": pool.minNodes, "max_size": pool.maxNodes, "desired_size": pool.minNodes},
+        "labels": gpu_node_labels(cluster, pool),
+        "taints": [
+            {"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in pool_taints("aws", pool)
+        ],
+        # cluster-autoscaler owns the desired size; Pulumi must not reset it on the next `up`.
+        "ignore_scaling_changes": True,
+    }
+
+
+def system_node_group_args(cluster: ClusterConfig) -> dict[str, Any]:
+    """The non-GPU node group for add-ons (operator, autoscaler, DNS)."""
+    sp = cluster.systemPool
+    assert sp.machineType is not None
+    return {
+        "node_group_name": f"{cluster.name}-system",
+        "ami_type": "AL2023_x86_64_STANDARD",
+        "capacity_type": "ON_DEMAND",
+        "instance_types": [sp.machineType],
+        "scaling_config": {"min_size": sp.minNodes, "max_size": sp.maxNodes, "desired_size": sp.minNodes},
+        "labels": {"gpuplane.io/role": "system"},
+        "ignore_scaling_changes": True,
+    }
+
+
+def node_template_tags(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
+    """Auto Scaling group tags cluster-autoscaler reads to scale a pool up from zero nodes.
+
+    Labels, taints (Kubernetes effect spelling) and the GPU count, per cluster-autoscaler's AWS README.
+    """
+    tags = {f"{CA_TAG_PREFIX}/label/{k}": v for k, v in gpu_node_labels(cluster, pool).items()}
+    for t in pool_taints("aws", pool):
+        tags[f"{CA_TAG_PREFIX}/taint/{t.key}"] = f"{t.value}:{t.effect}"
+    tags[f"{CA_TAG_PREFIX}/resources/nvidia.com/gpu"] = str(pool.gpusPerNode)
+    return tags
+
+
+def tag_slug(key: str) -> str:
+    """A stable, unique resource-name suffix for a node-template tag key (`label-gpuplane-io-pool-1a2b3c`)."""
+    rest = key.removeprefix(CA_TAG_PREFIX + "/")
+    readable = re.sub(r"[^a-z0-9]+", "-", rest.lower()).strip("-")
+    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:6]}"
+
+
+def access_entries(admins: list[str]) -> dict[str, Any]:
+    """EKS access entries granting cluster-admin to each admin principal."""
+    return {
+        f"admin-{i}": {
+            "principal_arn": arn,
+            "access_policies": {"cluster-admin": {"policy_arn": ADMIN_POLICY, "access_scope": {"type": "cluster"}}},
+        }
+        for i, arn in enumerate(admins)
+    }

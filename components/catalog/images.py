@@ -1,0 +1,91 @@
+"""EKS node images as data: what each AMI type ships for GPUs, and so what the gpu-operator must add.
+
+Sources: AWS EKS user guide ("Amazon EKS optimized accelerated AMIs", Bottlerocket NVIDIA variants):
+the AL2023 NVIDIA AMI ships the driver and container toolkit but no device plugin; Bottlerocket NVIDIA
+ships driver, toolkit and device plugin; the AL2023 standard AMI ships none of them. AMI type names are
+the EKS API's (`AMITypes` in botocore's EKS model; tests check them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    """One EKS AMI type and its NVIDIA software."""
+
+    ami_type: str
+    os: str
+    driver: bool
+    """The image ships the NVIDIA driver."""
+    toolkit: bool
+    """The image ships and configures the NVIDIA container toolkit."""
+    device_plugin: bool
+    """The image runs the NVIDIA device plugin itself."""
+    mig_manager: bool
+    """The gpu-operator's MIG manager can run on it (Bottlerocket partitions MIG through its own settings)."""
+    data_device: str
+    """Block device that holds container images (sized for CUDA images)."""
+    karpenter_alias: str
+    """Karpenter EC2NodeClass `amiSelectorTerms[].alias` family."""
+
+    @property
+    def operator_installs_driver(self) -> bool:
+        return not self.driver
+
+
+NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
+    {
+        i.ami_type: i
+        for i in (
+            NodeImage(
+                ami_type="AL2023_x86_64_NVIDIA",
+                os="AL2023",
+                driver=True,
+                toolkit=True,
+                device_plugin=False,
+                mig_manager=True,
+                data_device="/dev/xvda",
+                karpenter_alias="al2023",
+            ),
+            NodeImage(
+                ami_type="BOTTLEROCKET_x86_64_NVIDIA",
+                os="Bottlerocket",
+                driver=True,
+                toolkit=True,
+                device_plugin=True,
+                mig_manager=False,
+                data_device="/dev/xvdb",
+                karpenter_alias="bottlerocket",
+            ),
+            NodeImage(
+                ami_type="AL2023_x86_64_STANDARD",
+                os="AL2023",
+                driver=False,
+                toolkit=False,
+                device_plugin=False,
+                mig_manager=True,
+                data_device="/dev/xvda",
+                karpenter_alias="al2023",
+            ),
+        )
+    }
+)
+"""AMI type -> what it ships. The default GPU image is `AL2023_x86_64_NVIDIA`."""
+
+DEFAULT_GPU_IMAGE = "AL2023_x86_64_NVIDIA"
+SYSTEM_IMAGE = "AL2023_x86_64_STANDARD"
+"""The system (non-GPU) node group's image."""
+
+
+def operator_components(image: NodeImage) -> dict[str, bool]:
+    """What the gpu-operator must deploy on nodes of this image (the seed's EKS column)."""
+    return {
+        "driver": not image.driver,
+        "toolkit": not image.toolkit,
+        "devicePlugin": not image.device_plugin,
+        "migManager": image.mig_manager,
+    }

@@ -1,0 +1,75 @@
+"""AWS section of the stack config (`gpuplane:aws`)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+_ARN_PRINCIPAL = r"^arn:aws(-[a-z]+)*:(iam|sts)::[0-9]{12}:(role|user|assumed-role)/[\w+=,.@/-]+$"
+
+
+class AwsConfig(BaseModel):
+    """Where an EKS cluster lives and who administers it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    region: str = Field(pattern=r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$")
+    """AWS region, e.g. `us-east-1`."""
+    vpcId: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]{8,17}$")
+    """Use this existing VPC (with `privateSubnetIds`) instead of creating one."""
+    privateSubnetIds: list[str] = Field(default_factory=list)
+    """Existing private subnets (across AZs) for nodes; required with `vpcId`."""
+    publicSubnetIds: list[str] = Field(default_factory=list)
+    """Existing public subnets for internet-facing load balancers (optional)."""
+    vpcCidr: str = "10.0.0.0/16"
+    """CIDR of the VPC gpuplane creates (a /16 to /20)."""
+    availabilityZones: int = Field(default=3, ge=2, le=6)
+    """How many AZs the created VPC spans (one private and one public subnet each)."""
+    singleNatGateway: bool = True
+    """One NAT gateway for all private subnets (cheaper) instead of one per AZ (survives an AZ outage)."""
+    admins: list[str] = Field(default_factory=list)
+    """IAM role/user ARNs granted cluster-admin through EKS access entries."""
+    endpointPublicAccess: bool = True
+    """Expose the Kubernetes API endpoint publicly (restricted by `publicAccessCidrs`)."""
+    publicAccessCidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    """CIDRs allowed to reach a public API endpoint."""
+
+    @field_validator("privateSubnetIds", "publicSubnetIds")
+    @classmethod
+    def _subnet_ids(cls, v: list[str]) -> list[str]:
+        bad = [s for s in v if not s.startswith("subnet-")]
+        if bad:
+            raise ValueError(f"not subnet IDs: {bad}")
+        return v
+
+    @field_validator("privateSubnetIds")
+    @classmethod
+    def _subnets_with_vpc(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        vpc = info.data.get("vpcId")
+        if vpc and len(v) < 2:
+            raise ValueError("an existing vpcId needs at least 2 private subnets in different AZs")
+        if v and not vpc and "vpcId" in info.data:
+            raise ValueError("subnets given without vpcId")
+        return v
+
+    @field_validator("vpcCidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        try:
+            net = ipaddress.IPv4Network(v)
+        except ValueError as exc:
+            raise ValueError(f"not an IPv4 CIDR: {exc}") from None
+        if not 16 <= net.prefixlen <= 20:
+            raise ValueError(f"prefix /{net.prefixlen} must be between /16 and /20")
+        return v
+
+    @field_validator("admins")
+    @classmethod
+    def _arns(cls, v: list[str]) -> list[str]:
+        import re
+
+        bad = [a for a in v if not re.match(_ARN_PRINCIPAL, a)]
+        if bad:
+            raise ValueError(f"not IAM principal ARNs: {bad}")
+        return v

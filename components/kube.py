@@ -1,0 +1,51 @@
+"""Small Kubernetes manifests shared by components (rendered as plain dicts, validated by tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .pins import CHARTS
+
+
+def privileged_namespace(name: str) -> dict[str, Any]:
+    """A namespace for node agents that need privileged pods (Pod Security Admission level `privileged`)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "labels": {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpuplane"},
+        },
+    }
+
+
+def pinned_release(
+    resource_name: str,
+    chart_key: str,
+    release: str,
+    namespace: str,
+    values: Mapping[str, Any],
+    opts: pulumi.ResourceOptions,
+    timeout: int = 600,
+) -> k8s.helm.v3.Release:
+    """A Helm release of a chart pinned in `components.pins`, with a fixed release name (so the
+    Services and labels its templates create are known before deploy)."""
+    pin = CHARTS[chart_key]
+    return k8s.helm.v3.Release(
+        resource_name,
+        k8s.helm.v3.ReleaseArgs(
+            name=release,
+            chart=pin.chart,
+            version=pin.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
+            namespace=namespace,
+            create_namespace=False,
+            values=dict(values),
+            timeout=timeout,
+        ),
+        opts=opts,
+    )

@@ -1,0 +1,102 @@
+"""NVIDIA gpu-operator: the EKS column of the seed's matrix.
+
+`operator_values` derives the chart values from the node image (data in `catalog.images`): on the
+AL2023 NVIDIA AMI the driver and toolkit are preinstalled, so the operator brings the device plugin,
+GFD and dcgm-exporter; on Bottlerocket NVIDIA the device plugin is preinstalled too; on a plain AMI the
+operator installs everything. Every key set here exists in the pinned chart's `values.yaml`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..catalog import NodeImage, operator_components
+from ..kube import pinned_release, privileged_namespace
+from ..nodes import GpuNodeTarget, tolerations_for
+
+RELEASE = "gpu-operator"
+NAMESPACE = "gpu-operator"
+EXPORTER_SERVICE = "nvidia-dcgm-exporter"
+EXPORTER_LABELS = {"app": "nvidia-dcgm-exporter"}
+"""Labels the operator gives its dcgm-exporter Service and pods (read from the v26.7.0 templates)."""
+EXPORTER_PORT_NAME = "gpu-metrics"
+SYSTEM_SELECTOR = {"gpuplane.io/role": "system"}
+CONTROL_PLANE_TOLERATION = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+
+
+def operator_values(
+    image: NodeImage, targets: Sequence[GpuNodeTarget], service_monitor: bool = False
+) -> dict[str, Any]:
+    """gpu-operator values for GPU pools on `image`, tolerating exactly the pools' taints.
+
+    `dcgmExporter.serviceMonitor.enabled` is always set: v26.7.0 turns it on by default, which fails
+    without the prometheus-operator CRDs.
+    """
+    comps = operator_components(image)
+    tolerations = tolerations_for(list(targets))
+    return {
+        "operator": {"nodeSelector": dict(SYSTEM_SELECTOR)},
+        "driver": {"enabled": comps["driver"]},
+        "toolkit": {"enabled": comps["toolkit"]},
+        "devicePlugin": {"enabled": comps["devicePlugin"]},
+        "migManager": {"enabled": comps["migManager"]},
+        "gfd": {"enabled": True},
+        "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": service_monitor}},
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": [CONTROL_PLANE_TOLERATION, *tolerations]}},
+    }
+
+
+class GpuOperatorArgs:
+    """Inputs of `GpuOperator`."""
+
+    def __init__(
+        self,
+        image: NodeImage,
+        targets: Sequence[GpuNodeTarget],
+        service_monitor: bool = False,
+        namespace: str = NAMESPACE,
+    ) -> None:
+        self.image = image
+        """The GPU pools' node image; decides driver/toolkit/device plugin/MIG manager."""
+        self.targets = list(targets)
+        """The GPU pools; operator DaemonSets tolerate exactly their taints."""
+        self.service_monitor = service_monitor
+        """Create the dcgm-exporter ServiceMonitor (needs the prometheus-operator CRDs)."""
+        self.namespace = namespace
+        """Namespace for the operator and its operands (created here)."""
+
+
+class GpuOperator(pulumi.ComponentResource):
+    """The gpu-operator chart in its own privileged namespace; the operator itself runs on system nodes."""
+
+    namespace: pulumi.Output[str]
+    release_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplane:nvidia:GpuOperator", name, None, opts)
+        ns_obj = privileged_namespace(args.namespace)
+        ns = k8s.core.v1.Namespace(
+            f"{name}-namespace", metadata=ns_obj["metadata"], opts=pulumi.ResourceOptions(parent=self)
+        )
+        release = pinned_release(
+            f"{name}-release",
+            "gpu-operator",
+            RELEASE,
+            args.namespace,
+            operator_values(args.image, args.targets, args.service_monitor),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+            timeout=900,
+        )
+        self.namespace = ns.metadata.name
+        self.release_name = release.name
+        self.register_outputs({"namespace": self.namespace, "release_name": self.release_name})

@@ -1,0 +1,169 @@
+"""AWS and pulumi-eks answers for the offline plan: IDs, ARNs and the outputs EKS would report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pulumi
+
+from .mocks_base import State, digest
+
+ACCOUNT = "123456789012"
+"""The AWS documentation's example account ID."""
+
+ZONES: Mapping[str, str] = {"us-east-1": "abcdef", "us-west-2": "abcd", "eu-west-1": "abc", "ap-northeast-1": "acd"}
+"""Region -> AZ letters; other regions get a, b, c."""
+
+ID_PREFIX: Mapping[str, str] = {
+    "aws:ec2/vpc:Vpc": "vpc",
+    "aws:ec2/subnet:Subnet": "subnet",
+    "aws:ec2/internetGateway:InternetGateway": "igw",
+    "aws:ec2/natGateway:NatGateway": "nat",
+    "aws:ec2/eip:Eip": "eipalloc",
+    "aws:ec2/routeTable:RouteTable": "rtb",
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": "rtbassoc",
+    "aws:ec2/launchTemplate:LaunchTemplate": "lt",
+    "aws:ec2/securityGroup:SecurityGroup": "sg",
+}
+"""EC2 resource type -> the prefix of the IDs EC2 assigns."""
+
+
+def ec2_id(typ: str, name: str) -> str:
+    return f"{ID_PREFIX[typ]}-{digest(typ, name)[:17]}"
+
+
+def physical_name(a: pulumi.runtime.MockResourceArgs) -> str:
+    """Pulumi auto-names resources `<name>-<7 hex>` unless a name is given."""
+    return str(a.inputs.get("name") or f"{a.name}-{digest(a.name)[:7]}")
+
+
+def _ec2(a: pulumi.runtime.MockResourceArgs) -> State:
+    rid = ec2_id(a.typ, a.name)
+    state: State = {**a.inputs, "id": rid, "arn": f"arn:aws:ec2:region:{ACCOUNT}:{rid}"}
+    if a.typ == "aws:ec2/launchTemplate:LaunchTemplate":
+        state.update(
+            {
+                "latestVersion": 1,
+                "defaultVersion": 1,
+                "name": f"{a.inputs.get('namePrefix', a.name)}{digest(a.name)[:20]}",
+            }
+        )
+    if a.typ == "aws:ec2/eip:Eip":
+        state["publicIp"] = f"198.51.100.{int(digest(a.name)[:4], 16) % 254 + 1}"
+    return state
+
+
+def _role(a: pulumi.runtime.MockResourceArgs) -> State:
+    name = physical_name(a)
+    return {
+        **a.inputs,
+        "name": name,
+        "arn": f"arn:aws:iam::{ACCOUNT}:role/{name}",
+        "uniqueId": "AROA" + digest(name)[:17].upper(),
+    }
+
+
+def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State]:
+    def outputs(a: pulumi.runtime.MockResourceArgs) -> State:
+        name = str(a.inputs.get("name", a.name))
+        oidc_id = digest(name)[:32].upper()
+        issuer = f"oidc.eks.{region}.amazonaws.com/id/{oidc_id}"
+        endpoint = f"https://{oidc_id}.gr7.{region}.eks.amazonaws.com"
+        kubeconfig = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": name, "cluster": {"server": endpoint, "certificate-authority-data": "LS0tLS1CRUdJTi0tLS0t"}}
+            ],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+            "current-context": name,
+            "users": [
+                {
+                    "name": name,
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "aws",
+                            "args": ["eks", "get-token", "--cluster-name", name, "--output", "json"],
+                        }
+                    },
+                }
+            ],
+        }
+        import json
+
+        return {
+            **a.inputs,
+            "kubeconfig": kubeconfig,
+            "kubeconfigJson": json.dumps(kubeconfig),
+            "oidcIssuer": issuer,
+            "oidcProviderUrl": issuer,
+            "oidcProviderArn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{issuer}",
+            "clusterSecurityGroupId": f"sg-{digest(name, 'cluster')[:17]}",
+            "nodeSecurityGroupId": f"sg-{digest(name, 'node')[:17]}",
+            "instanceRoles": [],
+            "core": {
+                "endpoint": endpoint,
+                "vpcId": a.inputs.get("vpcId"),
+                "subnetIds": a.inputs.get("privateSubnetIds", []),
+                "privateSubnetIds": a.inputs.get("privateSubnetIds", []),
+                "publicSubnetIds": a.inputs.get("publicSubnetIds", []),
+                "tags": a.inputs.get("tags", {}),
+            },
+        }
+
+    return outputs
+
+
+def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str) -> State:
+    """What EKS reports for the `aws.eks.NodeGroup` inside a ManagedNodeGroup: its Auto Scaling group."""
+    ng = str(a.inputs.get("nodeGroupName", a.name))
+    asg = f"eks-{ng}-{digest(ng)[:8]}-{digest(ng)[8:12]}-{digest(ng)[12:16]}"
+    return {
+        "nodeGroupName": ng,
+        "clusterName": cluster,
+        "status": "ACTIVE",
+        "arn": f"arn:aws:eks:region:{ACCOUNT}:nodegroup/{cluster}/{ng}/{digest(ng)[:8]}",
+        "resources": [{"autoscalingGroups": [{"name": asg}], "remoteAccessSecurityGroupId": ""}],
+    }
+
+
+def calls(region: Callable[[], str]) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
+    """Invoke token -> answer."""
+
+    def zones(args: Mapping[str, Any]) -> dict[str, Any]:
+        r = str(args.get("region") or region())
+        letters = ZONES.get(r, "abc")
+        return {
+            "id": r,
+            "region": r,
+            "state": "available",
+            "names": [f"{r}{x}" for x in letters],
+            "zoneIds": [f"{r.split('-')[0]}{r.split('-')[1][0]}{r[-1]}-az{i + 1}" for i in range(len(letters))],
+            "groupNames": [r] * len(letters),
+        }
+
+    return {
+        "aws:index/getAvailabilityZones:getAvailabilityZones": zones,
+        "aws:index/getPartition:getPartition": lambda _: {
+            "id": "aws",
+            "partition": "aws",
+            "dnsSuffix": "amazonaws.com",
+            "reverseDnsPrefix": "com.amazonaws",
+        },
+        "aws:index/getCallerIdentity:getCallerIdentity": lambda _: {
+            "id": ACCOUNT,
+            "accountId": ACCOUNT,
+            "arn": f"arn:aws:iam::{ACCOUNT}:user/gpuplane-plan",
+            "userId": "AIDA" + digest("plan")[:17].upper(),
+        },
+    }
+
+
+def outputs(region: Callable[[], str]) -> dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]]:
+    """Type token -> outputs, for AWS and pulumi-eks resources."""
+    table: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {t: _ec2 for t in ID_PREFIX}
+    table["aws:iam/role:Role"] = _role
+    table["eks:index:Cluster"] = lambda a: _eks_cluster(region())(a)
+    return table
