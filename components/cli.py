@@ -33,6 +33,12 @@ def cmd_scrape_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    plan = _plan(args.stack)
+    print(str(plan.outputs["prometheusRules"]).rstrip("\n"))
+    return 0
+
+
 def cmd_gpus(args: argparse.Namespace) -> int:
     from .catalog import GPUS
 
@@ -62,6 +68,9 @@ def parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("scrape-config", help="print the stack's Prometheus `gpu-metrics` scrape job")
     sc.add_argument("stack")
     sc.set_defaults(func=cmd_scrape_config)
+    ru = sub.add_parser("rules", help="print the stack's GPU alerting and recording rules (a Prometheus rules file)")
+    ru.add_argument("stack")
+    ru.set_defaults(func=cmd_rules)
     sub.add_parser("gpus", help="list the GPU catalog").set_defaults(func=cmd_gpus)
     sub.add_parser("stacks", help="list the project's stacks").set_defaults(func=cmd_stacks)
     return p

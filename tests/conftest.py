@@ -86,3 +86,8 @@ def with_first_pool(base: dict[str, Any], **pool: Any) -> dict[str, Any]:
     raw = copy.deepcopy(base)
     raw["gpuPools"][0].update(pool)
     return raw
+
+
+def load_stack_config(stack: str) -> dict[str, Any]:
+    """The raw `config:` map of a shipped stack."""
+    return dict(yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])

@@ -63,3 +63,45 @@ def matches(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
 
 def children(plan: Plan, parent: PlannedResource) -> list[PlannedResource]:
     return [r for r in plan.resources if r.parent == parent.urn]
+
+
+def exporter_facts(plan: Plan) -> dict[str, Any]:
+    """What the exporter Service and pods will carry, derived from the planned Helm release and the
+    charts' templates (read from the charts, not from gpuplane's code):
+
+    - dcgm-exporter chart: selectorLabels = name (chart or nameOverride), instance (release name),
+      component (= name); Service port and container port are both named `metrics`; pods add `podLabels`.
+    - gpu-operator v26.7.0: Service `nvidia-dcgm-exporter` in the operator namespace, label
+      `app: nvidia-dcgm-exporter`, port `gpu-metrics`; pods labelled `app: nvidia-dcgm-exporter`.
+    """
+    for r in plan.by_type(RELEASE):
+        i = r.inputs
+        if i["chart"] == "dcgm-exporter":
+            name = i["values"].get("nameOverride") or i["chart"]
+            sel = {
+                "app.kubernetes.io/name": name,
+                "app.kubernetes.io/instance": i["name"],
+                "app.kubernetes.io/component": name,
+            }
+            return {
+                "namespace": i["namespace"],
+                "service_labels": sel,
+                "service_port": "metrics",
+                "pod_labels": {**sel, **i["values"].get("podLabels", {})},
+                "container_port": "metrics",
+            }
+        if i["chart"] == "gpu-operator":
+            assert i["values"]["dcgmExporter"]["enabled"] is True
+            app = {"app": "nvidia-dcgm-exporter"}
+            return {
+                "namespace": i["namespace"],
+                "service_labels": app,
+                "service_port": "gpu-metrics",
+                "pod_labels": app,
+                "container_port": "metrics",
+            }
+    raise AssertionError("no GPU exporter release in the plan")
+
+
+def selects(match_labels: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in match_labels.items())

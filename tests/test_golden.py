@@ -34,3 +34,8 @@ def test_scrape_config(stack: str, plan_of: Callable[..., Plan]) -> None:
 def test_manifests(stack: str, plan_of: Callable[..., Plan]) -> None:
     docs = [to_yaml(r.inputs) for r in kube_objects(plan_of(stack))]
     golden(f"{stack}/manifests.yaml", "---\n".join(docs))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_prometheus_rules(stack: str, plan_of: Callable[..., Plan]) -> None:
+    golden(f"{stack}/prometheus-rules.yaml", plan_of(stack).outputs["prometheusRules"])

@@ -6,19 +6,24 @@ from collections.abc import Callable
 
 import pytest
 
+from components.catalog import PLATFORMS
 from components.plan import Plan
 
-from .conftest import STACKS
+from .conftest import STACKS, load_stack_config
 from .graph import kube_objects
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 K8S_VERSION = "1.31.0"
 
 
+BUILTIN_GROUPS = ("v1", "apps/v1", "rbac.authorization.k8s.io/v1", "batch/v1")
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_emitted_objects_validate(stack: str, plan_of: Callable[..., Plan]) -> None:
     plan = plan_of(stack)
-    objects = list(kube_objects(plan))
+    objects = [r for r in kube_objects(plan) if r.inputs["apiVersion"] in BUILTIN_GROUPS]
+    assert objects
     for r in objects:
         obj = r.inputs
         assert obj["metadata"].get("name"), f"{r.urn} has no explicit name (names must be deterministic)"
@@ -32,3 +37,54 @@ def test_validator_rejects_a_bad_object() -> None:
     bad = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hardd": {}}}
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(bad, K8S_VERSION, strict=True)
+
+
+CR_CASES = [
+    (stack, integration)
+    for stack in STACKS
+    for integration in PLATFORMS[load_stack_config(stack)["gpuplane:platform"]].integrations
+    if integration != "scrape-config"
+]
+
+
+@pytest.mark.parametrize(("stack", "integration"), CR_CASES)
+def test_custom_resources_validate_against_published_crds(
+    stack: str, integration: str, plan_of: Callable[..., Plan]
+) -> None:
+    from .conftest import need_reference, stack_with
+    from .crds import cel_results, crd_schema, schema_errors
+
+    ref = need_reference()
+    pytest.importorskip("jsonschema")
+    plan = plan_of(stack_with(stack, monitoring={"integration": integration}))
+    custom = [r for r in kube_objects(plan) if r.inputs["apiVersion"] not in BUILTIN_GROUPS]
+    assert custom, "the integration emits custom resources"
+    for r in custom:
+        obj = r.inputs
+        schema = crd_schema(ref, obj["apiVersion"], obj["kind"])
+        assert not schema_errors(obj, schema), f"{r.urn}: {schema_errors(obj, schema)}"
+        failures, _, _ = cel_results(obj, schema)
+        assert not failures, f"{r.urn}: CEL rules failed: {failures}"
+
+
+def test_crd_checks_catch_bad_objects() -> None:
+    from .conftest import need_reference
+    from .crds import cel_results, crd_schema, schema_errors
+
+    ref = need_reference()
+    sm = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "x"},
+        "spec": {"selector": {}, "endpoints": [{"port": "m", "intervall": "15s"}]},
+    }
+    assert schema_errors(sm, crd_schema(ref, sm["apiVersion"], sm["kind"]))
+    pm = {
+        "apiVersion": "monitoring.googleapis.com/v1",
+        "kind": "PodMonitoring",
+        "metadata": {"name": "x"},
+        "spec": {"selector": {}, "endpoints": [{"port": "m", "interval": "10s", "timeout": "20s"}]},
+    }
+    schema = crd_schema(ref, pm["apiVersion"], pm["kind"])
+    failures, evaluated, _ = cel_results(pm, schema)
+    assert evaluated > 0 and failures, "timeout > interval must break the CRD's CEL rule"

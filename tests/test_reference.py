@@ -68,3 +68,21 @@ def test_pins_match_published_chart(key: str) -> None:
     meta = yaml.safe_load((ref / "charts" / key / "Chart.yaml").read_text())
     assert str(meta["version"]) == CHARTS[key].version
     assert str(meta["appVersion"]) == CHARTS[key].app_version
+
+
+def test_rules_use_only_default_dcgm_counters() -> None:
+    """Every DCGM field the rules and dashboard read is in dcgm-exporter's default counter lists."""
+    from components.monitoring.rules import METRICS_USED, RuleSettings, rule_groups
+
+    ref = need_reference()
+    for csv in ("default-counters.csv", "dcp-metrics-included.csv"):
+        fields = {
+            line.split(",")[0].strip()
+            for line in (ref / "dcgm" / csv).read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        }
+        assert set(METRICS_USED) <= fields, (csv, set(METRICS_USED) - fields)
+    exprs = " ".join(r["expr"] for g in rule_groups(RuleSettings()) for r in g["rules"])
+    import re
+
+    assert set(re.findall(r"DCGM_FI_[A-Z_]+", exprs)) <= set(METRICS_USED)

@@ -11,7 +11,9 @@ import pulumi_aws as aws
 
 from ..catalog import NODE_IMAGES
 from ..config.model import StackConfig
-from ..monitoring.scrape import ScrapeTarget, stack_scrape_yaml
+from ..monitoring.scrape import ScrapeTarget
+from ..monitoring.stack import GpuMonitoring
+from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_target
 from ..nvidia import operator
 from .autoscaler import ClusterAutoscaler
@@ -21,15 +23,13 @@ PLATFORM = "eks-managed"
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
-    """The operator's dcgm-exporter Service in the operator's namespace."""
+    """The operator's dcgm-exporter Service (and pods) in the operator's namespace."""
     return ScrapeTarget(
-        namespace=operator.NAMESPACE, service_labels=operator.EXPORTER_LABELS, port_name=operator.EXPORTER_PORT_NAME
+        namespace=operator.NAMESPACE,
+        service_labels=operator.EXPORTER_LABELS,
+        port_name=operator.EXPORTER_PORT_NAME,
+        pod_labels=operator.EXPORTER_LABELS,
     )
-
-
-def scrape_config_yaml(cfg: StackConfig) -> str:
-    """The `gpu-metrics` job for this stack, as YAML."""
-    return stack_scrape_yaml(scrape_target(cfg), cfg.monitoring.scrapeInterval, cfg.monitoring.scrapeTimeout)
 
 
 def operator_args(cfg: StackConfig) -> operator.GpuOperatorArgs:
@@ -45,7 +45,9 @@ class EksGpuPlatform(pulumi.ComponentResource):
 
     cluster: EksGpuCluster
     operator: operator.GpuOperator
-    scrape_config: pulumi.Output[str]
+    monitoring: GpuMonitoring
+    outputs: dict[str, str]
+    """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
 
     def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplane:aws:EksGpuPlatform", name, None, opts)
@@ -65,8 +67,9 @@ class EksGpuPlatform(pulumi.ComponentResource):
             opts=on_k8s,
         )
         self.operator = operator.GpuOperator(f"{name}-gpu-operator", operator_args(cfg), opts=on_k8s)
-        self.scrape_config = pulumi.Output.from_input(scrape_config_yaml(cfg))
-        self.register_outputs({"scrape_config": self.scrape_config})
+        self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.operator, opts=on_k8s)
+        self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
+        self.register_outputs(dict(self.outputs))
 
 
 def build(cfg: StackConfig) -> dict[str, object]:
@@ -81,5 +84,5 @@ def build(cfg: StackConfig) -> dict[str, object]:
         "vpcId": c.vpc_id,
         "gpuNodeGroups": c.gpu_node_groups,
         "operatorNamespace": platform.operator.namespace,
-        "scrapeConfig": platform.scrape_config,
+        **platform.outputs,
     }

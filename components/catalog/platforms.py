@@ -37,6 +37,8 @@ class Platform:
     metrics: Source
     builder: str
     """`module:function` that builds the platform's component tree."""
+    integrations: tuple[str, ...]
+    """Monitoring integrations available (`gpuplane:monitoring.integration`)."""
     description: str = ""
 
     @property
@@ -59,6 +61,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 device_plugin=Source.PLATFORM,
                 metrics=Source.DCGM_EXPORTER,
                 builder="components.gcp.platform:build",
+                integrations=("scrape-config", "prometheus-operator", "gke-managed", "install"),
                 description="GKE Standard: GKE installs the driver (gpu_driver_installation_config), "
                 "toolkit and device plugin; gpuplane adds dcgm-exporter for metrics.",
             ),
@@ -71,6 +74,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 device_plugin=Source.GPU_OPERATOR,
                 metrics=Source.GPU_OPERATOR,
                 builder="components.aws.platform:build",
+                integrations=("scrape-config", "prometheus-operator", "install"),
                 description="EKS: the AL2023 NVIDIA AMI ships driver and toolkit; the gpu-operator adds the "
                 "device plugin, GFD and dcgm-exporter (driver and toolkit follow the node image).",
             ),

@@ -87,7 +87,10 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     Raises `ConfigError` listing every problem at once. Nothing is registered with Pulumi here.
     """
     platform = PLATFORMS.get(str(raw.get("platform", "")))
-    context = {"cloud": platform.cloud if platform else None}
+    context = {
+        "cloud": platform.cloud if platform else None,
+        "integrations": platform.integrations if platform else None,
+    }
     try:
         return StackConfig.model_validate(dict(raw), context=context)
     except ValidationError as exc:

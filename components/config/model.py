@@ -233,15 +233,43 @@ class GpuPool(_Model):
         return v
 
 
-class MonitoringConfig(_Model):
-    """How GPU metrics are exported and scraped."""
+INTEGRATIONS = ("scrape-config", "prometheus-operator", "gke-managed", "install")
 
+
+class MonitoringConfig(_Model):
+    """How GPU metrics reach Prometheus, and the GPU alert thresholds."""
+
+    integration: Literal["scrape-config", "prometheus-operator", "gke-managed", "install"] = Field(
+        default="scrape-config", validate_default=True
+    )
+    """`scrape-config` (a job for your Prometheus), `prometheus-operator` (ServiceMonitor + PrometheusRule),
+    `gke-managed` (PodMonitoring + GKE Managed Prometheus) or `install` (kube-prometheus-stack with Grafana)."""
     namespace: str = Field(default="gpu-monitoring", pattern=_DNS_LABEL, max_length=63)
-    """Namespace of the GPU metrics exporter."""
+    """Namespace of a standalone GPU metrics exporter (GKE Standard)."""
     scrapeInterval: str = Field(default="15s", pattern=_DURATION)
     """Prometheus scrape interval for the `gpu-metrics` job."""
     scrapeTimeout: str = Field(default="10s", pattern=_DURATION)
     """Prometheus scrape timeout; must not exceed the interval."""
+    selectorLabels: dict[str, str] = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
+    """Labels your Prometheus selects ServiceMonitors and PrometheusRules by (`prometheus-operator`)."""
+    installNamespace: str = Field(default="monitoring", pattern=_DNS_LABEL, max_length=63)
+    """Namespace for kube-prometheus-stack (`install`)."""
+    idleWindow: str = Field(default="30m", pattern=_DURATION)
+    """How long an allocated GPU may stay idle before `GpuAllocatedButIdle` fires."""
+    idlePercent: float = Field(default=5.0, gt=0, le=100)
+    """Utilisation (%) under which an allocated GPU counts as idle."""
+    temperatureCelsius: float = Field(default=85.0, gt=0, le=120)
+    """`GpuTemperatureHigh` threshold."""
+    memoryRatio: float = Field(default=0.95, gt=0, lt=1)
+    """`GpuMemoryNearlyFull` threshold (used / total framebuffer)."""
+
+    @field_validator("integration")
+    @classmethod
+    def _integration_on_platform(cls, v: str, info: ValidationInfo) -> str:
+        allowed = (info.context or {}).get("integrations")
+        if allowed is not None and v not in allowed:
+            raise ValueError(f"{v!r} is not available on this platform (available: {', '.join(allowed)})")
+        return v
 
     @field_validator("scrapeTimeout")
     @classmethod
@@ -249,6 +277,14 @@ class MonitoringConfig(_Model):
         interval = info.data.get("scrapeInterval")
         if interval is not None and duration_seconds(v) > duration_seconds(interval):
             raise ValueError(f"must not exceed scrapeInterval ({interval})")
+        return v
+
+    @field_validator("selectorLabels")
+    @classmethod
+    def _valid_selector(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [k for k, val in v.items() if not _LABEL_KEY.match(k) or not _LABEL_VALUE.match(val)]
+        if bad:
+            raise ValueError(f"invalid Kubernetes label(s): {', '.join(sorted(bad))}")
         return v
 
 
@@ -274,7 +310,7 @@ class StackConfig(_Model):
     """AWS region and network; required for EKS platforms."""
     gpuPools: list[GpuPool] = Field(min_length=1)
     """GPU node pools, at least one."""
-    monitoring: MonitoringConfig = MonitoringConfig()
+    monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
     """GPU metrics settings."""
 
     @field_validator("platform")

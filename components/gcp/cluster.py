@@ -15,13 +15,17 @@ from . import render
 class GkeGpuClusterArgs:
     """Inputs of `GkeGpuCluster`: the typed config sections it needs."""
 
-    def __init__(self, cluster: ClusterConfig, gcp: GcpConfig, gpu_pools: Sequence[GpuPool]) -> None:
+    def __init__(
+        self, cluster: ClusterConfig, gcp: GcpConfig, gpu_pools: Sequence[GpuPool], managed_prometheus: bool = False
+    ) -> None:
         self.cluster = cluster
         """Cluster name, release channel, deletion protection and system pool."""
         self.gcp = gcp
         """Project, region, zones and network."""
         self.gpu_pools = list(gpu_pools)
         """One GKE node pool is created per entry."""
+        self.managed_prometheus = managed_prometheus
+        """Turn on GKE Managed Prometheus collection (for PodMonitoring)."""
 
 
 class GkeGpuCluster(pulumi.ComponentResource):
@@ -61,7 +65,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
             for role in render.NODE_ROLES
         ]
 
-        cluster = gcp.container.Cluster(f"{name}-cluster", **render.cluster_args(args.cluster, args.gcp), opts=child)
+        cluster = gcp.container.Cluster(
+            f"{name}-cluster", **render.cluster_args(args.cluster, args.gcp, args.managed_prometheus), opts=child
+        )
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=roles)
         gcp.container.NodePool(
             f"{name}-system",

@@ -10,7 +10,9 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..config.model import StackConfig
-from ..monitoring.scrape import ScrapeTarget, stack_scrape_yaml
+from ..monitoring.scrape import ScrapeTarget
+from ..monitoring.stack import GpuMonitoring
+from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_target
 from ..nvidia import dcgm
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
@@ -19,15 +21,15 @@ PLATFORM = "gke-standard"
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
-    """Where the stack's exporter is: the standalone chart's Service in the monitoring namespace."""
+    """Where the stack's exporter is: the standalone chart's Service (and pods) in the monitoring namespace."""
+    labels = dcgm.service_labels()
     return ScrapeTarget(
-        namespace=cfg.monitoring.namespace, service_labels=dcgm.service_labels(), port_name=dcgm.METRICS_PORT_NAME
+        namespace=cfg.monitoring.namespace,
+        service_labels=labels,
+        port_name=dcgm.METRICS_PORT_NAME,
+        pod_labels=labels,
+        container_port=dcgm.METRICS_PORT_NAME,
     )
-
-
-def scrape_config_yaml(cfg: StackConfig) -> str:
-    """The `gpu-metrics` job for this stack, as YAML."""
-    return stack_scrape_yaml(scrape_target(cfg), cfg.monitoring.scrapeInterval, cfg.monitoring.scrapeTimeout)
 
 
 def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:
@@ -45,7 +47,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
 
     cluster: GkeGpuCluster
     exporter: dcgm.DcgmExporter
-    scrape_config: pulumi.Output[str]
+    monitoring: GpuMonitoring
+    outputs: dict[str, str]
+    """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
 
     def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpuplane:gcp:GkeGpuPlatform", name, None, opts)
@@ -55,7 +59,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         )
         self.cluster = GkeGpuCluster(
             name,
-            GkeGpuClusterArgs(cfg.cluster, cfg.gcp, cfg.gpuPools),
+            GkeGpuClusterArgs(
+                cfg.cluster, cfg.gcp, cfg.gpuPools, managed_prometheus=cfg.monitoring.integration == "gke-managed"
+            ),
             opts=pulumi.ResourceOptions(parent=self, providers={"gcp": provider}),
         )
         self.exporter = dcgm.DcgmExporter(
@@ -63,8 +69,15 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             exporter_args(cfg),
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
-        self.scrape_config = pulumi.Output.from_input(scrape_config_yaml(cfg))
-        self.register_outputs({"scrape_config": self.scrape_config})
+        self.monitoring = gpu_monitoring(
+            f"{name}-monitoring",
+            cfg,
+            scrape_target(cfg),
+            self.exporter,
+            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
+        )
+        self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
+        self.register_outputs(dict(self.outputs))
 
 
 def build(cfg: StackConfig) -> dict[str, object]:
@@ -79,5 +92,5 @@ def build(cfg: StackConfig) -> dict[str, object]:
         "gpuNodePools": c.gpu_node_pools,
         "nodeServiceAccount": c.node_service_account,
         "exporterNamespace": platform.exporter.namespace,
-        "scrapeConfig": platform.scrape_config,
+        **platform.outputs,
     }

@@ -59,7 +59,7 @@ def accelerator(pool: GpuPool) -> str:
     return gpu.gcp.accelerator
 
 
-def cluster_args(cluster: ClusterConfig, gcp: GcpConfig) -> dict[str, Any]:
+def cluster_args(cluster: ClusterConfig, gcp: GcpConfig, managed_prometheus: bool = False) -> dict[str, Any]:
     """Arguments of `gcp.container.Cluster`: regional, release channel, Workload Identity, no default pool."""
     args: dict[str, Any] = {
         "name": cluster.name,
@@ -81,6 +81,11 @@ def cluster_args(cluster: ClusterConfig, gcp: GcpConfig) -> dict[str, Any]:
         "min_master_version": cluster.kubernetesVersion,
     }
     args.update({k: v for k, v in optional.items() if v is not None})
+    if managed_prometheus:
+        args["monitoring_config"] = {
+            "enable_components": ["SYSTEM_COMPONENTS"],
+            "managed_prometheus": {"enabled": True},
+        }
     return args
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -18,11 +18,14 @@ JOB_NAME = "gpu-metrics"
 
 @dataclass(frozen=True)
 class ScrapeTarget:
-    """Where a stack's GPU exporter is: namespace, Service labels, and the Service port name."""
+    """Where a stack's GPU exporter is: namespace, its Service's labels and port name, and its pods'
+    labels and container port name (what the exporter's chart templates create, as data)."""
 
     namespace: str
     service_labels: Mapping[str, str]
     port_name: str
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
+    container_port: str = "metrics"
 
 
 def sd_label(label: str) -> str:

@@ -22,7 +22,8 @@ RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
 EXPORTER_SERVICE = "nvidia-dcgm-exporter"
 EXPORTER_LABELS = {"app": "nvidia-dcgm-exporter"}
-"""Labels the operator gives its dcgm-exporter Service and pods (read from the v26.7.0 templates)."""
+"""Labels the operator gives its dcgm-exporter Service and pods (gpu-operator v26.7.0,
+assets/state-dcgm-exporter/0400_service.yaml: Service `nvidia-dcgm-exporter`, port `gpu-metrics`)."""
 EXPORTER_PORT_NAME = "gpu-metrics"
 SYSTEM_SELECTOR = {"gpuplane.io/role": "system"}
 CONTROL_PLANE_TOLERATION = {
@@ -45,6 +46,9 @@ def operator_values(
     tolerations = tolerations_for(list(targets))
     return {
         "operator": {"nodeSelector": dict(SYSTEM_SELECTOR)},
+        # CDI only where the operator manages the container toolkit; a preinstalled toolkit (EKS AMIs)
+        # keeps the runtime hooks the image configured.
+        "cdi": {"enabled": comps["toolkit"]},
         "driver": {"enabled": comps["driver"]},
         "toolkit": {"enabled": comps["toolkit"]},
         "devicePlugin": {"enabled": comps["devicePlugin"]},

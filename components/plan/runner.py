@@ -172,4 +172,21 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
     stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
     loop = asyncio.get_event_loop()
     outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
-    return Plan(project=stack.project, stack=stack.stack, resources=list(monitor.registrations), outputs=outputs)
+    return Plan(project=stack.project, stack=stack.stack, resources=tree_order(monitor.registrations), outputs=outputs)
+
+
+def tree_order(resources: list[PlannedResource]) -> list[PlannedResource]:
+    """Parents before children, siblings by name then type: the same order on every run, whatever
+    order the asynchronous registrations arrived in."""
+    kids: dict[str | None, list[PlannedResource]] = {}
+    for r in resources:
+        kids.setdefault(r.parent, []).append(r)
+    out: list[PlannedResource] = []
+
+    def walk(parent: str | None) -> None:
+        for r in sorted(kids.get(parent, []), key=lambda r: (r.name, r.type)):
+            out.append(r)
+            walk(r.urn)
+
+    walk(None)
+    return out

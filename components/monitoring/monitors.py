@@ -1,0 +1,72 @@
+"""Monitor objects for Prometheus Operator (ServiceMonitor) and GKE Managed Prometheus (PodMonitoring).
+
+Both select the exporter the stack creates, by the labels and port names in its `ScrapeTarget`, and
+give the series the same `job` and node label as the plain scrape config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .scrape import JOB_NAME, ScrapeTarget
+
+
+def service_monitor_manifest(
+    target: ScrapeTarget, labels: Mapping[str, str], interval: str, timeout: str
+) -> dict[str, Any]:
+    """A ServiceMonitor (monitoring.coreos.com/v1) for the exporter Service, labelled for the user's Prometheus.
+
+    `honorLabels` keeps dcgm-exporter's own `namespace`/`pod`/`container` labels (the workload using the
+    GPU) instead of the operator's target labels for the exporter pod.
+    """
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": JOB_NAME, "namespace": target.namespace, "labels": dict(labels)},
+        "spec": {
+            "selector": {"matchLabels": dict(target.service_labels)},
+            "namespaceSelector": {"matchNames": [target.namespace]},
+            "endpoints": [
+                {
+                    "port": target.port_name,
+                    "path": "/metrics",
+                    "interval": interval,
+                    "scrapeTimeout": timeout,
+                    "honorLabels": True,
+                    "relabelings": [
+                        {
+                            "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+                            "targetLabel": "kubernetes_node",
+                            "action": "replace",
+                        },
+                        {"targetLabel": "job", "replacement": JOB_NAME, "action": "replace"},
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def pod_monitoring_manifest(target: ScrapeTarget, interval: str, timeout: str) -> dict[str, Any]:
+    """A PodMonitoring (monitoring.googleapis.com/v1) for the exporter pods, as Google's DCGM example.
+
+    Only the `node` metadata label is added: dcgm-exporter's own `pod`/`container` labels name the
+    workload using the GPU and must not be overwritten.
+    """
+    return {
+        "apiVersion": "monitoring.googleapis.com/v1",
+        "kind": "PodMonitoring",
+        "metadata": {
+            "name": JOB_NAME,
+            "namespace": target.namespace,
+            "labels": {"app.kubernetes.io/managed-by": "gpuplane"},
+        },
+        "spec": {
+            "selector": {"matchLabels": dict(target.pod_labels)},
+            "endpoints": [
+                {"port": target.container_port, "path": "/metrics", "interval": interval, "timeout": timeout}
+            ],
+            "targetLabels": {"metadata": ["node"]},
+        },
+    }

@@ -1,0 +1,51 @@
+"""From a stack's monitoring config to the `GpuMonitoring` component and the stack outputs."""
+
+from __future__ import annotations
+
+import pulumi
+
+from ..config.model import StackConfig
+from .rules import RuleSettings, rule_groups, rules_file_yaml
+from .scrape import ScrapeTarget, stack_scrape_yaml
+from .stack import GpuMonitoring, GpuMonitoringArgs
+
+NODE_LABEL = {"gke-managed": "node"}
+"""Integration -> the label naming a GPU's node (gpuplane's relabelling adds `kubernetes_node` elsewhere)."""
+
+
+def rule_settings(cfg: StackConfig) -> RuleSettings:
+    m = cfg.monitoring
+    return RuleSettings(
+        node_label=NODE_LABEL.get(m.integration, "kubernetes_node"),
+        idle_window=m.idleWindow,
+        idle_percent=m.idlePercent,
+        temperature_celsius=m.temperatureCelsius,
+        memory_ratio=m.memoryRatio,
+    )
+
+
+def monitoring_outputs(cfg: StackConfig, target: ScrapeTarget) -> dict[str, str]:
+    """Stack outputs every platform exports: the scrape job and the rules file, ready to paste."""
+    m = cfg.monitoring
+    return {
+        "monitoringIntegration": m.integration,
+        "scrapeConfig": stack_scrape_yaml(target, m.scrapeInterval, m.scrapeTimeout),
+        "prometheusRules": rules_file_yaml(rule_groups(rule_settings(cfg))),
+    }
+
+
+def gpu_monitoring(
+    name: str, cfg: StackConfig, target: ScrapeTarget, exporter: pulumi.Resource, opts: pulumi.ResourceOptions
+) -> GpuMonitoring:
+    m = cfg.monitoring
+    args = GpuMonitoringArgs(
+        cluster=cfg.cluster.name,
+        integration=m.integration,
+        target=target,
+        settings=rule_settings(cfg),
+        selector_labels=m.selectorLabels,
+        interval=m.scrapeInterval,
+        timeout=m.scrapeTimeout,
+        install_namespace=m.installNamespace,
+    )
+    return GpuMonitoring(name, args, exporter, opts=opts)

@@ -1,0 +1,97 @@
+"""Validate custom resources against their published CRDs: OpenAPI schema (strict) and CEL rules."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CRD_FILES = {
+    ("monitoring.coreos.com", "ServiceMonitor"): "monitoring.coreos.com_servicemonitors.yaml",
+    ("monitoring.coreos.com", "PodMonitor"): "monitoring.coreos.com_podmonitors.yaml",
+    ("monitoring.coreos.com", "PrometheusRule"): "monitoring.coreos.com_prometheusrules.yaml",
+    ("monitoring.googleapis.com", "PodMonitoring"): "monitoring.googleapis.com_podmonitorings.yaml",
+    ("monitoring.googleapis.com", "ClusterPodMonitoring"): "monitoring.googleapis.com_clusterpodmonitorings.yaml",
+    ("karpenter.sh", "NodePool"): "karpenter.sh_nodepools.yaml",
+    ("karpenter.k8s.aws", "EC2NodeClass"): "karpenter.k8s.aws_ec2nodeclasses.yaml",
+    ("nvidia.com", "ClusterPolicy"): "nvidia.com_clusterpolicies.yaml",
+}
+
+
+def crd_schema(ref: Path, api_version: str, kind: str) -> dict[str, Any]:
+    group, version = api_version.split("/")
+    doc = yaml.safe_load((ref / "crds" / CRD_FILES[(group, kind)]).read_text())
+    (ver,) = [v for v in doc["spec"]["versions"] if v["name"] == version]
+    return dict(ver["schema"]["openAPIV3Schema"])
+
+
+def strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with unknown fields forbidden wherever Kubernetes would prune them."""
+    s = copy.deepcopy(schema)
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("x-kubernetes-int-or-string"):
+            node.pop("type", None)
+            node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+        if (
+            "properties" in node
+            and "additionalProperties" not in node
+            and not node.get("x-kubernetes-preserve-unknown-fields")
+        ):
+            node["additionalProperties"] = False
+        for key in ("properties", "patternProperties"):
+            for child in node.get(key, {}).values():
+                walk(child)
+        for key in ("items", "additionalProperties"):
+            walk(node.get(key))
+        for key in ("allOf", "anyOf", "oneOf"):
+            for child in node.get(key, []):
+                walk(child)
+
+    walk(s)
+    # metadata is checked by the API server's ObjectMeta schema, not the CRD.
+    s.setdefault("properties", {})["metadata"] = {"type": "object"}
+    return s
+
+
+def schema_errors(obj: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    import jsonschema
+
+    validator = jsonschema.Draft7Validator(strict(schema))
+    return [f"{'.'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in validator.iter_errors(obj)]
+
+
+def cel_results(obj: Any, schema: dict[str, Any], path: str = "") -> tuple[list[str], int, int]:
+    """(failures, rules evaluated, rules skipped because the CEL library lacks a Kubernetes function)."""
+    import cel
+
+    failures: list[str] = []
+    evaluated = skipped = 0
+    for rule in schema.get("x-kubernetes-validations", []):
+        try:
+            ok = cel.evaluate(rule["rule"], {"self": obj})
+        except Exception:  # noqa: BLE001 - Kubernetes CEL extensions (isURL, quantity, ...) are not in the library
+            skipped += 1
+            continue
+        evaluated += 1
+        if ok is not True:
+            failures.append(f"{path or '<root>'}: {rule.get('message', rule['rule'])}")
+    children: list[tuple[Any, dict[str, Any], str]] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in schema.get("properties", {}):
+                children.append((v, schema["properties"][k], f"{path}.{k}"))
+            elif isinstance(schema.get("additionalProperties"), dict):
+                children.append((v, schema["additionalProperties"], f"{path}.{k}"))
+    elif isinstance(obj, list) and isinstance(schema.get("items"), dict):
+        children = [(v, schema["items"], f"{path}[{i}]") for i, v in enumerate(obj)]
+    for value, sub, p in children:
+        f, e, s = cel_results(value, sub, p)
+        failures += f
+        evaluated += e
+        skipped += s
+    return failures, evaluated, skipped

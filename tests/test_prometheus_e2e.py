@@ -1,0 +1,159 @@
+"""End to end: a real Prometheus scrapes a DCGM-format endpoint through each stack's own scrape job.
+
+Debian's Prometheus has no Kubernetes service discovery, so only the `kubernetes_sd_configs` block is
+swapped for `file_sd_configs` that carries the `__meta_kubernetes_*` labels Kubernetes discovery would
+give the exporter's endpoints (derived from the planned release and the chart's templates). The relabel
+rules are the stack's, byte for byte. A decoy endpoint in the same namespace must be dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.plan import Plan
+
+from .conftest import STACKS
+from .engines import engine
+from .graph import exporter_facts
+
+DCGM_METRICS = """# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-0e6c",device="nvidia0",modelName="NVIDIA L4",Hostname="gpu-node-1",container="trainer",namespace="ml",pod="trainer-0"} 87
+# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).
+# TYPE DCGM_FI_DEV_GPU_TEMP gauge
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-0e6c",device="nvidia0",modelName="NVIDIA L4",Hostname="gpu-node-1"} 61
+"""
+DECOY_METRICS = "# TYPE node_load1 gauge\nnode_load1 0.5\n"
+NODE = "gpu-node-1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(body: str) -> tuple[ThreadingHTTPServer, int]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            data = body.encode()
+            self.send_response(200 if self.path == "/metrics" else 404)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, int(server.server_address[1])
+
+
+def meta(labels: dict[str, str], namespace: str, port_name: str) -> dict[str, str]:
+    """The labels Kubernetes endpoints discovery attaches to a Service's endpoint."""
+    out = {f"__meta_kubernetes_service_label_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}": v for k, v in labels.items()}
+    out.update(
+        {
+            "__meta_kubernetes_namespace": namespace,
+            "__meta_kubernetes_endpoint_port_name": port_name,
+            "__meta_kubernetes_pod_node_name": NODE,
+            "__meta_kubernetes_service_name": "svc",
+        }
+    )
+    return out
+
+
+def query(base: str, promql: str) -> list[dict[str, Any]]:
+    url = f"{base}/api/v1/query?query={urllib.parse.quote(promql)}"
+    with urllib.request.urlopen(url, timeout=5) as resp:  # noqa: S310 - loopback only
+        return list(json.load(resp)["data"]["result"])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gpu_metrics_arrive_through_the_stack_scrape_job(
+    stack: str, plan_of: Callable[..., Plan], tmp_path: Path
+) -> None:
+    prometheus = engine("prometheus")
+    plan = plan_of(stack)
+    facts = exporter_facts(plan)
+    (job,) = yaml.safe_load(plan.outputs["scrapeConfig"])
+    relabel_before = yaml.safe_dump(job["relabel_configs"])
+    job.pop("kubernetes_sd_configs")
+    job["file_sd_configs"] = [{"files": [str(tmp_path / "targets.json")]}]
+    assert yaml.safe_dump(job["relabel_configs"]) == relabel_before
+
+    exporter, exporter_port = serve(DCGM_METRICS)
+    decoy, decoy_port = serve(DECOY_METRICS)
+    targets = [
+        {
+            "targets": [f"127.0.0.1:{exporter_port}"],
+            "labels": meta(facts["service_labels"], facts["namespace"], facts["service_port"]),
+        },
+        {
+            "targets": [f"127.0.0.1:{decoy_port}"],
+            "labels": meta({"app": "node-exporter"}, facts["namespace"], "http-metrics"),
+        },
+    ]
+    (tmp_path / "targets.json").write_text(json.dumps(targets))
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({"scrape_configs": [job]}, sort_keys=False))
+    check = subprocess.run(
+        [engine("promtool"), "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            prometheus,
+            f"--config.file={tmp_path / 'prometheus.yml'}",
+            f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        found: list[dict[str, Any]] = []
+        while time.monotonic() < deadline and not found:
+            time.sleep(1)
+            try:
+                found = query(base, 'DCGM_FI_DEV_GPU_UTIL{job="gpu-metrics"}')
+            except OSError:
+                continue
+        assert found, "DCGM_FI_DEV_GPU_UTIL never arrived"
+        (sample,) = found
+        assert sample["metric"]["kubernetes_node"] == NODE
+        assert sample["metric"]["pod"] == "trainer-0" and sample["value"][1] == "87"
+        with urllib.request.urlopen(f"{base}/api/v1/targets", timeout=5) as resp:  # noqa: S310
+            data = json.load(resp)["data"]
+        active = [t["scrapeUrl"] for t in data["activeTargets"]]
+        dropped = [t["discoveredLabels"]["__address__"] for t in data["droppedTargets"]]
+        assert active == [f"http://127.0.0.1:{exporter_port}/metrics"]
+        assert dropped == [f"127.0.0.1:{decoy_port}"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        exporter.shutdown()
+        decoy.shutdown()
