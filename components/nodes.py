@@ -81,3 +81,32 @@ def pool_affinity(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> d
             }
         }
     }
+
+
+@dataclass(frozen=True)
+class NodeSelection:
+    """How a node agent (an exporter DaemonSet) selects and tolerates exactly the GPU nodes."""
+
+    affinity: dict[str, object]
+    tolerations: list[dict[str, str]]
+
+
+def select_pools(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> NodeSelection:
+    """Fixed pools: select by the gpuplane pool label, tolerate every taint of every pool."""
+    return NodeSelection(affinity=pool_affinity(targets), tolerations=tolerations_for(targets))
+
+
+def select_by_label(key: str, values: list[str], taints: tuple[Taint, ...]) -> NodeSelection:
+    """Auto-provisioned nodes carry no gpuplane labels: select by a platform label (e.g. the GKE
+    accelerator) and tolerate the taints the platform puts on such nodes."""
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": key, "operator": "In", "values": sorted(set(values))}]}
+                ]
+            }
+        }
+    }
+    target = GpuNodeTarget(pool="*", labels={}, taints=taints)
+    return NodeSelection(affinity=affinity, tolerations=tolerations_for([target]))

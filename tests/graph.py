@@ -84,6 +84,7 @@ def exporter_facts(plan: Plan) -> dict[str, Any]:
                 "app.kubernetes.io/component": name,
             }
             return {
+                "role": "endpoints",
                 "namespace": i["namespace"],
                 "service_labels": sel,
                 "service_port": "metrics",
@@ -94,11 +95,21 @@ def exporter_facts(plan: Plan) -> dict[str, Any]:
             assert i["values"]["dcgmExporter"]["enabled"] is True
             app = {"app": "nvidia-dcgm-exporter"}
             return {
+                "role": "endpoints",
                 "namespace": i["namespace"],
                 "service_labels": app,
                 "service_port": "gpu-metrics",
                 "pod_labels": app,
                 "container_port": "metrics",
+            }
+    for c in plan.by_type("gcp:container/cluster:Cluster"):
+        if c.inputs.get("enableAutopilot"):
+            # GKE's own nvidia-gpu-device-plugin DaemonSet (reference README): kube-system, :2112/metrics.
+            return {
+                "role": "pod",
+                "namespace": "kube-system",
+                "pod_labels": {"k8s-app": "nvidia-gpu-device-plugin"},
+                "pod_port": 2112,
             }
     raise AssertionError("no GPU exporter release in the plan")
 

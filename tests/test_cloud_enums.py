@@ -17,6 +17,9 @@ discovery = pytest.importorskip("googleapiclient.discovery_cache")
 ROOTS = {"gcp:container/cluster:Cluster": "Cluster", "gcp:container/nodePool:NodePool": "NodePool"}
 # Pulumi (Terraform) field names that differ from the API's, per API schema.
 RENAMES = {
+    ("Cluster", "clusterAutoscaling"): "autoscaling",
+    ("ClusterAutoscaling", "autoProvisioningDefaults"): "autoprovisioningNodePoolDefaults",
+    ("ClusterAutoscaling", "autoProvisioningLocations"): "autoprovisioningLocations",
     ("NodePool", "nodeConfig"): "config",
     ("NodeConfig", "guestAccelerators"): "accelerators",
     ("AcceleratorConfig", "type"): "acceleratorType",
@@ -29,6 +32,10 @@ def gke_schemas() -> dict[str, Any]:
     return dict(doc["schemas"])
 
 
+# Fields Pulumi flattens out of a nested API message: (schema, key) -> (API schema holding the key).
+FLATTENED = {("MonitoringConfig", "enableComponents"): "MonitoringComponentConfig"}
+
+
 def enum_fields(
     schemas: dict[str, Any], schema: str, value: Any, path: str
 ) -> Iterator[tuple[str, str, list[str], Any]]:
@@ -37,6 +44,8 @@ def enum_fields(
     for key, item in value.items():
         api_key = RENAMES.get((schema, key), key)
         prop = props.get(api_key)
+        if (schema, key) in FLATTENED:
+            prop = schemas[FLATTENED[(schema, key)]]["properties"][key]
         if prop is None:
             continue
         items = item if isinstance(item, list) else [item]
@@ -63,15 +72,22 @@ def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]
                 f"{r.urn}: {path}={value!r} not in {field} {allowed}"
             )
             checked.add(field)
-    if any(r.type in ROOTS for r in plan.resources):
-        # The walk really reached the enum fields gpuplane sets.
-        assert {
-            "NodeTaint.effect",
-            "GPUDriverInstallationConfig.gpuDriverVersion",
-            "ReleaseChannel.channel",
-            "WorkloadMetadataConfig.mode",
-            "NodePoolAutoscaling.locationPolicy",
-        } <= checked, checked
+    # The walk really reached the enum fields gpuplane sets.
+    expected: set[str] = set()
+    clusters = plan.by_type("gcp:container/cluster:Cluster")
+    pools = plan.by_type("gcp:container/nodePool:NodePool")
+    if clusters:
+        expected |= {"ReleaseChannel.channel"}
+    if pools:
+        expected |= {"WorkloadMetadataConfig.mode"}
+    if any("monitoringConfig" in r.inputs for r in clusters):
+        expected |= {"MonitoringConfig.enableComponents"}
+    if any(r.inputs["nodeConfig"].get("guestAccelerators") for r in pools):
+        expected |= {"NodeTaint.effect", "GPUDriverInstallationConfig.gpuDriverVersion"}
+        expected |= {"NodePoolAutoscaling.locationPolicy"}
+    if any("autoscalingProfile" in r.inputs.get("clusterAutoscaling", {}) for r in clusters):
+        expected |= {"ClusterAutoscaling.autoscalingProfile"}
+    assert expected <= checked, expected - checked
 
 
 botocore_loaders = pytest.importorskip("botocore.loaders")

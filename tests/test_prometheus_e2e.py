@@ -37,6 +37,9 @@ DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-0e6c",device="nvidia0",modelName="NVIDIA 
 # TYPE DCGM_FI_DEV_GPU_TEMP gauge
 DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-0e6c",device="nvidia0",modelName="NVIDIA L4",Hostname="gpu-node-1"} 61
 """
+DEVICE_PLUGIN_METRICS = """# TYPE duty_cycle gauge
+duty_cycle{accelerator_id="GPU-1",container="trainer",make="nvidia",model="NVIDIA L4",namespace="ml",pod="trainer-0"} 87
+"""
 DECOY_METRICS = "# TYPE node_load1 gauge\nnode_load1 0.5\n"
 NODE = "gpu-node-1"
 
@@ -47,7 +50,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(body: str) -> tuple[ThreadingHTTPServer, int]:
+def serve(body: str, port: int = 0) -> tuple[ThreadingHTTPServer, int]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             data = body.encode()
@@ -60,22 +63,23 @@ def serve(body: str) -> tuple[ThreadingHTTPServer, int]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, int(server.server_address[1])
 
 
-def meta(labels: dict[str, str], namespace: str, port_name: str) -> dict[str, str]:
-    """The labels Kubernetes endpoints discovery attaches to a Service's endpoint."""
-    out = {f"__meta_kubernetes_service_label_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}": v for k, v in labels.items()}
+def meta(labels: dict[str, str], namespace: str, port_name: str, kind: str = "service") -> dict[str, str]:
+    """The labels Kubernetes discovery attaches to a Service's endpoint (role endpoints) or a pod (role pod)."""
+    out = {f"__meta_kubernetes_{kind}_label_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}": v for k, v in labels.items()}
     out.update(
         {
             "__meta_kubernetes_namespace": namespace,
-            "__meta_kubernetes_endpoint_port_name": port_name,
             "__meta_kubernetes_pod_node_name": NODE,
-            "__meta_kubernetes_service_name": "svc",
+            "__meta_kubernetes_pod_ip": "127.0.0.1",
         }
     )
+    if kind == "service":
+        out.update({"__meta_kubernetes_endpoint_port_name": port_name, "__meta_kubernetes_service_name": "svc"})
     return out
 
 
@@ -98,18 +102,33 @@ def test_gpu_metrics_arrive_through_the_stack_scrape_job(
     job["file_sd_configs"] = [{"files": [str(tmp_path / "targets.json")]}]
     assert yaml.safe_dump(job["relabel_configs"]) == relabel_before
 
-    exporter, exporter_port = serve(DCGM_METRICS)
     decoy, decoy_port = serve(DECOY_METRICS)
-    targets = [
-        {
-            "targets": [f"127.0.0.1:{exporter_port}"],
-            "labels": meta(facts["service_labels"], facts["namespace"], facts["service_port"]),
-        },
-        {
-            "targets": [f"127.0.0.1:{decoy_port}"],
-            "labels": meta({"app": "node-exporter"}, facts["namespace"], "http-metrics"),
-        },
-    ]
+    if facts["role"] == "pod":
+        # Pod discovery: the job itself rewrites the address to <pod IP>:<port>, so serve on that port.
+        try:
+            exporter, exporter_port = serve(DEVICE_PLUGIN_METRICS, facts["pod_port"])
+        except OSError:
+            decoy.shutdown()
+            pytest.skip(f"port {facts['pod_port']} is busy on this machine")
+        metric = "duty_cycle"
+        targets = [
+            {"targets": ["127.0.0.1:1"], "labels": meta(facts["pod_labels"], facts["namespace"], "", "pod")},
+            {
+                "targets": [f"127.0.0.1:{decoy_port}"],
+                "labels": meta({"k8s-app": "kube-dns"}, facts["namespace"], "", "pod"),
+            },
+        ]
+    else:
+        exporter, exporter_port = serve(DCGM_METRICS)
+        metric = "DCGM_FI_DEV_GPU_UTIL"
+        service = meta(facts["service_labels"], facts["namespace"], facts["service_port"])
+        targets = [
+            {"targets": [f"127.0.0.1:{exporter_port}"], "labels": service},
+            {
+                "targets": [f"127.0.0.1:{decoy_port}"],
+                "labels": meta({"app": "node-exporter"}, facts["namespace"], "http-metrics"),
+            },
+        ]
     (tmp_path / "targets.json").write_text(json.dumps(targets))
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({"scrape_configs": [job]}, sort_keys=False))
     check = subprocess.run(
@@ -136,10 +155,10 @@ def test_gpu_metrics_arrive_through_the_stack_scrape_job(
         while time.monotonic() < deadline and not found:
             time.sleep(1)
             try:
-                found = query(base, 'DCGM_FI_DEV_GPU_UTIL{job="gpu-metrics"}')
+                found = query(base, f'{metric}{{job="gpu-metrics"}}')
             except OSError:
                 continue
-        assert found, "DCGM_FI_DEV_GPU_UTIL never arrived"
+        assert found, f"{metric} never arrived"
         (sample,) = found
         assert sample["metric"]["kubernetes_node"] == NODE
         assert sample["metric"]["pod"] == "trainer-0" and sample["value"][1] == "87"
@@ -149,6 +168,7 @@ def test_gpu_metrics_arrive_through_the_stack_scrape_job(
         dropped = [t["discoveredLabels"]["__address__"] for t in data["droppedTargets"]]
         assert active == [f"http://127.0.0.1:{exporter_port}/metrics"]
         assert dropped == [f"127.0.0.1:{decoy_port}"]
+        assert len(data["activeTargets"]) == 1
     finally:
         proc.terminate()
         try:

@@ -78,7 +78,7 @@ def rule_tests() -> dict[str, Any]:
                                 "GpuMetricsExporterDown",
                                 {"job": "gpu-metrics", "instance": "10.0.0.1:9400"},
                                 "GPU metrics exporter is down",
-                                "dcgm-exporter target 10.0.0.1:9400 of job gpu-metrics has been unreachable for 5 minutes.",
+                                "GPU metrics target 10.0.0.1:9400 of job gpu-metrics has been unreachable for 5 minutes.",
                                 "warning",
                             )
                         ],
@@ -233,3 +233,78 @@ def test_promtool_test_catches_a_wrong_threshold(tmp_path: Path) -> None:
         timeout=60,
     )
     assert out.returncode != 0 and "GpuTemperatureHigh" in out.stdout + out.stderr
+
+
+def test_device_plugin_rules_fire_on_gke_metric_names(tmp_path: Path) -> None:
+    """Autopilot without managed DCGM: rules on GKE's device-plugin metrics (duty_cycle, memory_*)."""
+    engine("promtool")
+    settings = RuleSettings(metrics="gke-device-plugin")
+    (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rule_groups(settings)))
+    node = 'kubernetes_node="gk3-gpu-1"'
+    tests = {
+        "rule_files": ["gpu.rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    {
+                        "series": f'duty_cycle{{accelerator_id="GPU-1", {node}, namespace="ml", pod="nb-0", container="c"}}',
+                        "values": "0x40",
+                    },
+                    {
+                        "series": f'duty_cycle{{accelerator_id="GPU-2", {node}, namespace="ml", pod="tr-0", container="c"}}',
+                        "values": "80x40",
+                    },
+                    {"series": f'memory_used_gpu_node{{accelerator_id="GPU-1", {node}}}', "values": "23000x40"},
+                    {"series": f'memory_total_gpu_node{{accelerator_id="GPU-1", {node}}}', "values": "23034x40"},
+                ],
+                "alert_rule_test": [
+                    {
+                        "eval_time": "35m",
+                        "alertname": "GpuAllocatedButIdle",
+                        "exp_alerts": [
+                            alert(
+                                "GpuAllocatedButIdle",
+                                {
+                                    "accelerator_id": "GPU-1",
+                                    "kubernetes_node": "gk3-gpu-1",
+                                    "namespace": "ml",
+                                    "pod": "nb-0",
+                                    "container": "c",
+                                },
+                                "A GPU is allocated to a pod but idle",
+                                "Pod ml/nb-0 holds GPU GPU-1 on gk3-gpu-1 below 5% utilisation for 30m: rightsize it.",
+                                "info",
+                            )
+                        ],
+                    },
+                    {
+                        "eval_time": "35m",
+                        "alertname": "GpuMemoryNearlyFull",
+                        "exp_alerts": [
+                            alert(
+                                "GpuMemoryNearlyFull",
+                                {"accelerator_id": "GPU-1", "kubernetes_node": "gk3-gpu-1"},
+                                "GPU memory is nearly full",
+                                "GPU GPU-1 on gk3-gpu-1 has used 99.85% of its memory for 10 minutes.",
+                                "warning",
+                            )
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+    (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    out = subprocess.run(
+        [engine("promtool"), "test", "rules", "gpu.test.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    exprs = " ".join(r["expr"] for g in rule_groups(settings) for r in g["rules"])
+    assert "DCGM_" not in exprs

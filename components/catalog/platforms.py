@@ -39,6 +39,12 @@ class Platform:
     """`module:function` that builds the platform's component tree."""
     integrations: tuple[str, ...]
     """Monitoring integrations available (`gpuplane:monitoring.integration`)."""
+    fixed_pools: bool = True
+    """`gpuPools` become node pools/groups (True) or GPU classes for an auto-provisioner (False)."""
+    min_pools: int = 1
+    """Fewest `gpuPools` entries the platform needs."""
+    sections: tuple[str, ...] = ()
+    """Optional config sections only this platform reads (e.g. `karpenter`)."""
     description: str = ""
 
     @property
@@ -77,6 +83,65 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 description="EKS: the AL2023 NVIDIA AMI ships driver and toolkit; the gpu-operator adds the "
                 "device plugin, GFD and dcgm-exporter (driver and toolkit follow the node image).",
+            ),
+            Platform(
+                name="gke-nap",
+                cloud="gcp",
+                provisioning="GKE node auto-provisioning: GPU node pools created on demand within resource limits",
+                drivers=Source.PLATFORM,
+                toolkit=Source.PLATFORM,
+                device_plugin=Source.PLATFORM,
+                metrics=Source.DCGM_EXPORTER,
+                builder="components.gcp.platform:build",
+                integrations=("scrape-config", "prometheus-operator", "gke-managed", "install"),
+                fixed_pools=False,
+                sections=("autoProvisioning",),
+                description="GKE Standard with NAP: gpuPools are GPU classes whose ceilings become NAP's "
+                "resource limits; GKE installs the driver on the node pools it creates.",
+            ),
+            Platform(
+                name="gke-autopilot",
+                cloud="gcp",
+                provisioning="GKE Autopilot: GCP provisions GPU nodes per pod",
+                drivers=Source.PLATFORM,
+                toolkit=Source.PLATFORM,
+                device_plugin=Source.PLATFORM,
+                metrics=Source.PLATFORM,
+                builder="components.gcp.autopilot:build",
+                integrations=("gke-managed", "scrape-config"),
+                fixed_pools=False,
+                min_pools=0,
+                description="Autopilot: everything NVIDIA is GKE's; metrics come from GKE's device plugin "
+                "(:2112) or managed DCGM. gpuplane installs nothing privileged.",
+            ),
+            Platform(
+                name="eks-karpenter",
+                cloud="aws",
+                provisioning="Karpenter (karpenter.sh/v1): GPU nodes launched per pending pod, removed when empty",
+                drivers=Source.PLATFORM,
+                toolkit=Source.PLATFORM,
+                device_plugin=Source.GPU_OPERATOR,
+                metrics=Source.GPU_OPERATOR,
+                builder="components.aws.karpenter_platform:build",
+                integrations=("scrape-config", "prometheus-operator", "install"),
+                fixed_pools=False,
+                sections=("karpenter",),
+                description="EKS with Karpenter: one NodePool per GPU class, one EC2NodeClass per image family; "
+                "the gpu-operator adds the device plugin and dcgm-exporter as on managed node groups.",
+            ),
+            Platform(
+                name="eks-automode",
+                cloud="aws",
+                provisioning="EKS Auto Mode: AWS-managed Karpenter; GPU NodePools on the eks.amazonaws.com NodeClass",
+                drivers=Source.PLATFORM,
+                toolkit=Source.PLATFORM,
+                device_plugin=Source.PLATFORM,
+                metrics=Source.DCGM_EXPORTER,
+                builder="components.aws.automode:build",
+                integrations=("scrape-config", "prometheus-operator", "install"),
+                fixed_pools=False,
+                description="EKS Auto Mode manages the NVIDIA driver and device plugin; gpuplane adds GPU NodePools "
+                "and a standalone dcgm-exporter for metrics (no gpu-operator).",
             ),
         )
     }

@@ -90,6 +90,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     context = {
         "cloud": platform.cloud if platform else None,
         "integrations": platform.integrations if platform else None,
+        "platform": platform,
     }
     try:
         return StackConfig.model_validate(dict(raw), context=context)

@@ -10,24 +10,19 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from ..catalog import DEFAULT_GPU_IMAGE, NODE_IMAGES, PLATFORMS, Platform, gpus_on, lookup, operator_components
 from .aws import AwsConfig
-
-_DNS_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
-_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
-_DURATION = r"^[0-9]+(ms|s|m|h)$"
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+from .base import DNS_LABEL as _DNS_LABEL
+from .base import Model as _Model
+from .base import bad_labels, context_value
+from .monitoring import MonitoringConfig
+from .provisioning import AutoProvisioningConfig, KarpenterConfig
 
 
 def _cloud(info: ValidationInfo) -> str | None:
-    ctx = info.context or {}
-    cloud = ctx.get("cloud")
+    cloud = context_value(info, "cloud")
     return cloud if isinstance(cloud, str) else None
 
 
@@ -227,74 +222,10 @@ class GpuPool(_Model):
     @field_validator("labels")
     @classmethod
     def _valid_labels(cls, v: dict[str, str]) -> dict[str, str]:
-        bad = [k for k, val in v.items() if not _LABEL_KEY.match(k) or not _LABEL_VALUE.match(val)]
+        bad = bad_labels(v)
         if bad:
-            raise ValueError(f"invalid Kubernetes label(s): {', '.join(sorted(bad))}")
+            raise ValueError(f"invalid Kubernetes label(s): {', '.join(bad)}")
         return v
-
-
-INTEGRATIONS = ("scrape-config", "prometheus-operator", "gke-managed", "install")
-
-
-class MonitoringConfig(_Model):
-    """How GPU metrics reach Prometheus, and the GPU alert thresholds."""
-
-    integration: Literal["scrape-config", "prometheus-operator", "gke-managed", "install"] = Field(
-        default="scrape-config", validate_default=True
-    )
-    """`scrape-config` (a job for your Prometheus), `prometheus-operator` (ServiceMonitor + PrometheusRule),
-    `gke-managed` (PodMonitoring + GKE Managed Prometheus) or `install` (kube-prometheus-stack with Grafana)."""
-    namespace: str = Field(default="gpu-monitoring", pattern=_DNS_LABEL, max_length=63)
-    """Namespace of a standalone GPU metrics exporter (GKE Standard)."""
-    scrapeInterval: str = Field(default="15s", pattern=_DURATION)
-    """Prometheus scrape interval for the `gpu-metrics` job."""
-    scrapeTimeout: str = Field(default="10s", pattern=_DURATION)
-    """Prometheus scrape timeout; must not exceed the interval."""
-    selectorLabels: dict[str, str] = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
-    """Labels your Prometheus selects ServiceMonitors and PrometheusRules by (`prometheus-operator`)."""
-    installNamespace: str = Field(default="monitoring", pattern=_DNS_LABEL, max_length=63)
-    """Namespace for kube-prometheus-stack (`install`)."""
-    idleWindow: str = Field(default="30m", pattern=_DURATION)
-    """How long an allocated GPU may stay idle before `GpuAllocatedButIdle` fires."""
-    idlePercent: float = Field(default=5.0, gt=0, le=100)
-    """Utilisation (%) under which an allocated GPU counts as idle."""
-    temperatureCelsius: float = Field(default=85.0, gt=0, le=120)
-    """`GpuTemperatureHigh` threshold."""
-    memoryRatio: float = Field(default=0.95, gt=0, lt=1)
-    """`GpuMemoryNearlyFull` threshold (used / total framebuffer)."""
-
-    @field_validator("integration")
-    @classmethod
-    def _integration_on_platform(cls, v: str, info: ValidationInfo) -> str:
-        allowed = (info.context or {}).get("integrations")
-        if allowed is not None and v not in allowed:
-            raise ValueError(f"{v!r} is not available on this platform (available: {', '.join(allowed)})")
-        return v
-
-    @field_validator("scrapeTimeout")
-    @classmethod
-    def _timeout_le_interval(cls, v: str, info: ValidationInfo) -> str:
-        interval = info.data.get("scrapeInterval")
-        if interval is not None and duration_seconds(v) > duration_seconds(interval):
-            raise ValueError(f"must not exceed scrapeInterval ({interval})")
-        return v
-
-    @field_validator("selectorLabels")
-    @classmethod
-    def _valid_selector(cls, v: dict[str, str]) -> dict[str, str]:
-        bad = [k for k, val in v.items() if not _LABEL_KEY.match(k) or not _LABEL_VALUE.match(val)]
-        if bad:
-            raise ValueError(f"invalid Kubernetes label(s): {', '.join(sorted(bad))}")
-        return v
-
-
-def duration_seconds(text: str) -> float:
-    """Seconds in a Prometheus-style duration such as `15s`, `500ms`, `1m`."""
-    m = re.fullmatch(_DURATION.strip("^$"), text)
-    if not m:
-        raise ValueError(f"not a duration: {text!r}")
-    unit = m.group(1)
-    return float(text[: -len(unit)]) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
 
 
 class StackConfig(_Model):
@@ -308,8 +239,12 @@ class StackConfig(_Model):
     """GCP location; required for GKE platforms."""
     aws: AwsConfig | None = Field(default=None, validate_default=True)
     """AWS region and network; required for EKS platforms."""
-    gpuPools: list[GpuPool] = Field(min_length=1)
-    """GPU node pools, at least one."""
+    gpuPools: list[GpuPool] = Field(default_factory=list, validate_default=True)
+    """GPU node pools (fixed-pool platforms) or GPU classes (auto-provisioning platforms)."""
+    autoProvisioning: AutoProvisioningConfig | None = Field(default=None, validate_default=True)
+    """GKE node auto-provisioning limits and defaults (`gke-nap`)."""
+    karpenter: KarpenterConfig | None = Field(default=None, validate_default=True)
+    """Karpenter NodePool and EC2NodeClass settings (`eks-karpenter`)."""
     monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
     """GPU metrics settings."""
 
@@ -337,6 +272,18 @@ class StackConfig(_Model):
     @field_validator("gpuPools")
     @classmethod
     def _unique_pool_names(cls, v: list[GpuPool], info: ValidationInfo) -> list[GpuPool]:
+        platform = context_value(info, "platform")
+        if isinstance(platform, Platform) and len(v) < platform.min_pools:
+            what = (
+                "GPU pool"
+                if platform.fixed_pools
+                else "GPU class (its ceiling becomes the auto-provisioner's GPU limit)"
+            )
+            raise ValueError(f"{platform.name} needs at least {platform.min_pools} {what}")
+        if isinstance(platform, Platform) and not platform.fixed_pools:
+            floors = [p.name for p in v if p.minNodes]
+            if floors:
+                raise ValueError(f"auto-provisioned GPU classes have no node floor; drop minNodes from {floors}")
         names = [p.name for p in v]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -349,6 +296,19 @@ class StackConfig(_Model):
                     f"GPU pools mix node images {sorted(profiles)} that need different gpu-operator settings; "
                     "use one NVIDIA image per cluster"
                 )
+        return v
+
+    @field_validator("autoProvisioning", "karpenter", mode="before")
+    @classmethod
+    def _section_on_platform(cls, v: object, info: ValidationInfo) -> object:
+        platform = context_value(info, "platform")
+        if not isinstance(platform, Platform) or info.field_name is None:
+            return v
+        owners = [p.name for p in PLATFORMS.values() if info.field_name in p.sections]
+        if v is not None and info.field_name not in platform.sections:
+            raise ValueError(f"applies to platform {', '.join(owners)} only, not {platform.name}")
+        if v is None and info.field_name in platform.sections:
+            return {}  # validated next into the section's defaults
         return v
 
     @property

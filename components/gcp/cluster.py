@@ -9,6 +9,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..config.model import ClusterConfig, GcpConfig, GpuPool
+from ..config.provisioning import AutoProvisioningConfig
 from . import render
 
 
@@ -16,7 +17,12 @@ class GkeGpuClusterArgs:
     """Inputs of `GkeGpuCluster`: the typed config sections it needs."""
 
     def __init__(
-        self, cluster: ClusterConfig, gcp: GcpConfig, gpu_pools: Sequence[GpuPool], managed_prometheus: bool = False
+        self,
+        cluster: ClusterConfig,
+        gcp: GcpConfig,
+        gpu_pools: Sequence[GpuPool],
+        managed_prometheus: bool = False,
+        auto_provisioning: AutoProvisioningConfig | None = None,
     ) -> None:
         self.cluster = cluster
         """Cluster name, release channel, deletion protection and system pool."""
@@ -26,6 +32,9 @@ class GkeGpuClusterArgs:
         """One GKE node pool is created per entry."""
         self.managed_prometheus = managed_prometheus
         """Turn on GKE Managed Prometheus collection (for PodMonitoring)."""
+        self.auto_provisioning = auto_provisioning
+        """With node auto-provisioning, `gpu_pools` are GPU classes: their ceilings become NAP's GPU
+        resource limits and no fixed GPU pool is created."""
 
 
 class GkeGpuCluster(pulumi.ComponentResource):
@@ -65,9 +74,12 @@ class GkeGpuCluster(pulumi.ComponentResource):
             for role in render.NODE_ROLES
         ]
 
-        cluster = gcp.container.Cluster(
-            f"{name}-cluster", **render.cluster_args(args.cluster, args.gcp, args.managed_prometheus), opts=child
-        )
+        cluster_args = render.cluster_args(args.cluster, args.gcp, args.managed_prometheus)
+        if args.auto_provisioning is not None:
+            cluster_args["cluster_autoscaling"] = render.cluster_autoscaling(
+                args.auto_provisioning, args.gcp, args.gpu_pools, sa.email
+            )
+        cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=roles)
         gcp.container.NodePool(
             f"{name}-system",
@@ -80,7 +92,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 **render.gpu_pool_args(args.cluster, args.gcp, pool, cluster.id, sa.email),
                 opts=pool_opts,
             )
-            for pool in args.gpu_pools
+            for pool in (args.gpu_pools if args.auto_provisioning is None else [])
         ]
 
         context = f"gke_{args.gcp.project}_{args.gcp.region}_{args.cluster.name}"
@@ -93,7 +105,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=gpu_pools),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*gpu_pools] or [cluster]),
         )
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint

@@ -1,7 +1,7 @@
-"""`GkeGpuPlatform`: the whole GKE Standard row of the seed's matrix, from one `StackConfig`.
+"""`GkeGpuPlatform`: the GKE Standard rows of the seed's matrix (fixed pools or NAP), from one `StackConfig`.
 
-GKE ships the driver, toolkit and device plugin; gpuplane adds the cluster, the GPU pools and a
-standalone dcgm-exporter, and hands out the `gpu-metrics` scrape job for the user's Prometheus.
+GKE ships the driver, toolkit and device plugin; gpuplane adds the cluster, the GPU pools (or NAP
+limits for GPU classes) and a standalone dcgm-exporter, and wires the exporter into Prometheus.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from ..config.model import StackConfig
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import pool_target
+from ..nodes import GPU_TAINT, SPOT_TAINTS, NodeSelection, pool_target, select_by_label, select_pools
 from ..nvidia import dcgm
+from . import render
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
-PLATFORM = "gke-standard"
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
@@ -32,18 +33,27 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
     )
 
 
+def exporter_selection(cfg: StackConfig) -> NodeSelection:
+    """Fixed pools: exactly the stack's pools. NAP: nodes of the classes' accelerators, which GKE taints
+    with the GPU taint (and the spot taint on spot nodes)."""
+    if cfg.platform_spec.fixed_pools:
+        return select_pools([pool_target("gcp", cfg.cluster.name, p) for p in cfg.gpuPools])
+    return select_by_label(
+        ACCELERATOR_LABEL, [render.accelerator(p) for p in cfg.gpuPools], (GPU_TAINT, SPOT_TAINTS["gcp"])
+    )
+
+
 def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:
-    """The exporter runs on exactly the stack's GPU pools."""
     return dcgm.DcgmExporterArgs(
-        platform=PLATFORM,
-        targets=[pool_target("gcp", cfg.cluster.name, p) for p in cfg.gpuPools],
+        host="gke",
+        selection=exporter_selection(cfg),
         max_gpu_nodes=sum(p.maxNodes for p in cfg.gpuPools),
         namespace=cfg.monitoring.namespace,
     )
 
 
 class GkeGpuPlatform(pulumi.ComponentResource):
-    """GKE Standard cluster + GPU pools + dcgm-exporter, with its own explicit GCP provider."""
+    """GKE Standard cluster + GPU pools (or NAP) + dcgm-exporter, with its own explicit GCP provider."""
 
     cluster: GkeGpuCluster
     exporter: dcgm.DcgmExporter
@@ -60,7 +70,11 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         self.cluster = GkeGpuCluster(
             name,
             GkeGpuClusterArgs(
-                cfg.cluster, cfg.gcp, cfg.gpuPools, managed_prometheus=cfg.monitoring.integration == "gke-managed"
+                cfg.cluster,
+                cfg.gcp,
+                cfg.gpuPools,
+                managed_prometheus=cfg.monitoring.integration == "gke-managed",
+                auto_provisioning=cfg.autoProvisioning,
             ),
             opts=pulumi.ResourceOptions(parent=self, providers={"gcp": provider}),
         )
@@ -85,7 +99,7 @@ def build(cfg: StackConfig) -> dict[str, object]:
     platform = GkeGpuPlatform(cfg.cluster.name, cfg)
     c = platform.cluster
     return {
-        "platform": PLATFORM,
+        "platform": cfg.platform,
         "clusterName": c.cluster_name,
         "endpoint": c.endpoint,
         "kubeconfig": c.kubeconfig,

@@ -6,12 +6,13 @@ Enum values here are the GKE API's (container v1 discovery document); tests chec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from ..catalog import lookup
 from ..config.model import ClusterConfig, GcpConfig, GpuPool
+from ..config.provisioning import AutoProvisioningConfig
 from ..nodes import pool_labels, pool_taints
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
@@ -192,3 +193,36 @@ def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
         "current-context": context,
     }
     return str(yaml.safe_dump(doc, sort_keys=False))
+
+
+def gpu_limits(pools: Sequence[GpuPool]) -> dict[str, int]:
+    """Accelerator -> most GPUs of that type the classes allow (sum of maxNodes x gpusPerNode)."""
+    limits: dict[str, int] = {}
+    for p in pools:
+        limits[accelerator(p)] = limits.get(accelerator(p), 0) + p.maxNodes * p.gpusPerNode
+    return limits
+
+
+def cluster_autoscaling(
+    ap: AutoProvisioningConfig, gcp: GcpConfig, pools: Sequence[GpuPool], sa_email: Any
+) -> dict[str, Any]:
+    """Node auto-provisioning: the seed's sample (cpu, memory and per-GPU-type limits, locations,
+    auto-repair/upgrade, shielded nodes, disk size), plus an autoscaling profile."""
+    return {
+        "enabled": True,
+        "autoscaling_profile": ap.profile,
+        "resource_limits": [
+            {"resource_type": "cpu", "minimum": 0, "maximum": ap.cpuMax},
+            {"resource_type": "memory", "minimum": 0, "maximum": ap.memoryGbMax},
+            *({"resource_type": acc, "minimum": 0, "maximum": n} for acc, n in gpu_limits(pools).items()),
+        ],
+        "auto_provisioning_locations": ap.locations or list(gcp.zones) or None,
+        "auto_provisioning_defaults": {
+            "service_account": sa_email,
+            "oauth_scopes": list(OAUTH_SCOPES),
+            "disk_size": ap.diskSizeGb,
+            "disk_type": "pd-balanced",
+            "management": {"auto_repair": True, "auto_upgrade": True},
+            "shielded_instance_config": shielded(),
+        },
+    }

@@ -1,4 +1,5 @@
-"""GPU alerting and recording rules on DCGM metric names (dcgm-exporter's default counters).
+"""GPU alerting and recording rules on DCGM metric names (dcgm-exporter's default counters), or on
+GKE's device-plugin metrics where DCGM is not available (Autopilot without managed DCGM).
 
 One set of rule groups serves every integration: a rules file for a plain Prometheus, or the
 `spec.groups` of a PrometheusRule. ECC counters are not in dcgm-exporter's default counter lists, so
@@ -28,6 +29,42 @@ METRICS_USED: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
+class MetricSet:
+    """Metric names of one GPU metrics source."""
+
+    util: str
+    """Per-GPU utilisation (%) carrying the using pod's `namespace`/`pod` labels."""
+    util_node: str
+    """Per-GPU utilisation (%) for node averages."""
+    memory_ratio: str
+    """Expression: used / total GPU memory."""
+    gpu_label: str
+    """Label naming the GPU on its node."""
+    health: bool
+    """The source has XID, temperature and row-remap fields."""
+
+
+METRIC_SETS = {
+    "dcgm": MetricSet(
+        util="DCGM_FI_DEV_GPU_UTIL",
+        util_node="DCGM_FI_DEV_GPU_UTIL",
+        memory_ratio="DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)",
+        gpu_label="gpu",
+        health=True,
+    ),
+    # GKE's nvidia-gpu-device-plugin on :2112 (container-engine-accelerators, pkg/gpu/nvidia/metrics).
+    "gke-device-plugin": MetricSet(
+        util="duty_cycle",
+        util_node="duty_cycle_gpu_node",
+        memory_ratio="memory_used_gpu_node / memory_total_gpu_node",
+        gpu_label="accelerator_id",
+        health=False,
+    ),
+}
+"""Metrics source -> names. Rules and the dashboard are written once against these."""
+
+
+@dataclass(frozen=True)
 class RuleSettings:
     """Thresholds and label names for the GPU rules."""
 
@@ -39,6 +76,8 @@ class RuleSettings:
     temperature_celsius: float = 85.0
     memory_ratio: float = 0.95
     job: str = JOB_NAME
+    metrics: str = "dcgm"
+    """Key of `METRIC_SETS`."""
 
 
 def _alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str) -> dict[str, Any]:
@@ -53,7 +92,8 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
 
 def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
     """Prometheus rule groups: GPU health alerts, the idle-allocated (cost) alert, utilisation records."""
-    n = s.node_label
+    m, n = METRIC_SETS[s.metrics], s.node_label
+    where = f"{{{{ $labels.{m.gpu_label} }}}} on {{{{ $labels.{n} }}}}"
     alerts = [
         _alert(
             "GpuMetricsExporterDown",
@@ -61,74 +101,73 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
             "5m",
             "warning",
             "GPU metrics exporter is down",
-            f"dcgm-exporter target {{{{ $labels.instance }}}} of job {s.job} has been unreachable for 5 minutes.",
+            f"GPU metrics target {{{{ $labels.instance }}}} of job {s.job} has been unreachable for 5 minutes.",
         ),
-        _alert(
-            "GpuXidError",
-            "DCGM_FI_DEV_XID_ERRORS != 0",
-            "0m",
-            "critical",
-            "GPU reported an XID error",
-            f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{n} }}}} reported XID {{{{ $value }}}}.",
-        ),
-        _alert(
-            "GpuTemperatureHigh",
-            f"DCGM_FI_DEV_GPU_TEMP > {s.temperature_celsius:g}",
-            "5m",
-            "warning",
-            "GPU temperature is high",
-            f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{n} }}}} is at {{{{ $value }}}} C.",
-        ),
+    ]
+    if m.health:
+        alerts += [
+            _alert(
+                "GpuXidError",
+                "DCGM_FI_DEV_XID_ERRORS != 0",
+                "0m",
+                "critical",
+                "GPU reported an XID error",
+                f"GPU {where} reported XID {{{{ $value }}}}.",
+            ),
+            _alert(
+                "GpuTemperatureHigh",
+                f"DCGM_FI_DEV_GPU_TEMP > {s.temperature_celsius:g}",
+                "5m",
+                "warning",
+                "GPU temperature is high",
+                f"GPU {where} is at {{{{ $value }}}} C.",
+            ),
+        ]
+    alerts.append(
         _alert(
             "GpuMemoryNearlyFull",
-            f"DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > {s.memory_ratio:g}",
+            f"{m.memory_ratio} > {s.memory_ratio:g}",
             "10m",
             "warning",
             "GPU memory is nearly full",
-            f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{n} }}}} has used {{{{ $value | humanizePercentage }}}} "
-            "of its memory for 10 minutes.",
-        ),
-        _alert(
-            "GpuRowRemapFailure",
-            "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
-            "0m",
-            "critical",
-            "GPU memory row remapping failed",
-            f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{n} }}}} could not remap a faulty memory row; drain the node.",
-        ),
-        _alert(
-            "GpuUncorrectableRemappedRows",
-            "increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS[1h]) > 0",
-            "0m",
-            "warning",
-            "GPU remapped rows after uncorrectable memory errors",
-            f"GPU {{{{ $labels.gpu }}}} on {{{{ $labels.{n} }}}} remapped rows after uncorrectable errors; "
-            "it needs a reset.",
-        ),
+            f"GPU {where} has used {{{{ $value | humanizePercentage }}}} of its memory for 10 minutes.",
+        )
+    )
+    if m.health:
+        alerts += [
+            _alert(
+                "GpuRowRemapFailure",
+                "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
+                "0m",
+                "critical",
+                "GPU memory row remapping failed",
+                f"GPU {where} could not remap a faulty memory row; drain the node.",
+            ),
+            _alert(
+                "GpuUncorrectableRemappedRows",
+                "increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS[1h]) > 0",
+                "0m",
+                "warning",
+                "GPU remapped rows after uncorrectable memory errors",
+                f"GPU {where} remapped rows after uncorrectable errors; it needs a reset.",
+            ),
+        ]
+    alerts.append(
         _alert(
             "GpuAllocatedButIdle",
-            f'DCGM_FI_DEV_GPU_UTIL{{pod!=""}} < {s.idle_percent:g}',
+            f'{m.util}{{pod!=""}} < {s.idle_percent:g}',
             s.idle_window,
             "info",
             "A GPU is allocated to a pod but idle",
-            f"Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} holds GPU {{{{ $labels.gpu }}}} on "
-            f"{{{{ $labels.{n} }}}} below {s.idle_percent:g}% utilisation for {s.idle_window}: rightsize it.",
-        ),
-    ]
+            f"Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} holds GPU {where} below {s.idle_percent:g}% "
+            f"utilisation for {s.idle_window}: rightsize it.",
+        )
+    )
     records = [
-        {"record": "gpuplane:gpu_utilization:avg_by_node", "expr": f"avg by ({n}) (DCGM_FI_DEV_GPU_UTIL)"},
-        {
-            "record": "gpuplane:gpu_utilization:avg_by_namespace",
-            "expr": 'avg by (namespace) (DCGM_FI_DEV_GPU_UTIL{pod!=""})',
-        },
-        {
-            "record": "gpuplane:gpu_utilization:avg_by_pod",
-            "expr": 'avg by (namespace, pod) (DCGM_FI_DEV_GPU_UTIL{pod!=""})',
-        },
-        {
-            "record": "gpuplane:gpus_allocated:count_by_namespace",
-            "expr": 'count by (namespace) (DCGM_FI_DEV_GPU_UTIL{pod!=""})',
-        },
+        {"record": "gpuplane:gpu_utilization:avg_by_node", "expr": f"avg by ({n}) ({m.util_node})"},
+        {"record": "gpuplane:gpu_utilization:avg_by_namespace", "expr": f'avg by (namespace) ({m.util}{{pod!=""}})'},
+        {"record": "gpuplane:gpu_utilization:avg_by_pod", "expr": f'avg by (namespace, pod) ({m.util}{{pod!=""}})'},
+        {"record": "gpuplane:gpus_allocated:count_by_namespace", "expr": f'count by (namespace) ({m.util}{{pod!=""}})'},
     ]
     return [
         {"name": "gpuplane-gpu-alerts", "rules": alerts},

@@ -26,11 +26,15 @@ class ScrapeTarget:
     port_name: str
     pod_labels: Mapping[str, str] = field(default_factory=dict)
     container_port: str = "metrics"
+    role: str = "endpoints"
+    """Kubernetes discovery role: `endpoints` (a Service we know) or `pod` (a platform DaemonSet)."""
+    pod_port: int | None = None
+    """With role `pod`: the port the metrics listen on (the pods need not declare it)."""
 
 
-def sd_label(label: str) -> str:
-    """Prometheus' meta-label name for a Kubernetes Service label (non-alphanumerics become `_`)."""
-    return "__meta_kubernetes_service_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", label)
+def sd_label(label: str, kind: str = "service") -> str:
+    """Prometheus' meta-label name for a Kubernetes Service (or pod) label (non-alphanumerics become `_`)."""
+    return f"__meta_kubernetes_{kind}_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", label)
 
 
 def _literal(value: str) -> str:
@@ -39,7 +43,9 @@ def _literal(value: str) -> str:
 
 
 def scrape_job(target: ScrapeTarget, interval: str = "15s", timeout: str = "10s") -> dict[str, Any]:
-    """One Prometheus `scrape_configs` entry scraping exactly the GPU exporter's endpoints."""
+    """One Prometheus `scrape_configs` entry scraping exactly the GPU exporter's endpoints (or pods)."""
+    if target.role == "pod":
+        return _pod_job(target, interval, timeout)
     keep = [
         {"source_labels": [sd_label(k)], "action": "keep", "regex": _literal(v)}
         for k, v in sorted(target.service_labels.items())
@@ -60,6 +66,39 @@ def scrape_job(target: ScrapeTarget, interval: str = "15s", timeout: str = "10s"
                 "target_label": "kubernetes_node",
             },
         ],
+    }
+
+
+NODE_RELABEL = {
+    "source_labels": ["__meta_kubernetes_pod_node_name"],
+    "action": "replace",
+    "target_label": "kubernetes_node",
+}
+
+
+def _pod_job(target: ScrapeTarget, interval: str, timeout: str) -> dict[str, Any]:
+    """Pods of a platform DaemonSet (e.g. GKE's nvidia-gpu-device-plugin), at a fixed metrics port."""
+    keep = [
+        {"source_labels": [sd_label(k, "pod")], "action": "keep", "regex": _literal(v)}
+        for k, v in sorted(target.pod_labels.items())
+    ]
+    address = [
+        {
+            "source_labels": ["__meta_kubernetes_pod_ip"],
+            "action": "replace",
+            "regex": "(.+)",
+            "replacement": f"$1:{target.pod_port}",
+            "target_label": "__address__",
+        }
+    ]
+    return {
+        "job_name": JOB_NAME,
+        "scrape_interval": interval,
+        "scrape_timeout": timeout,
+        "metrics_path": "/metrics",
+        "scheme": "http",
+        "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [target.namespace]}}],
+        "relabel_configs": [*keep, *(address if target.pod_port else []), dict(NODE_RELABEL)],
     }
 
 

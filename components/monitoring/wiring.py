@@ -12,6 +12,9 @@ from .stack import GpuMonitoring, GpuMonitoringArgs
 NODE_LABEL = {"gke-managed": "node"}
 """Integration -> the label naming a GPU's node (gpuplane's relabelling adds `kubernetes_node` elsewhere)."""
 
+METRICS = {("gke-autopilot", "scrape-config"): "gke-device-plugin"}
+"""(platform, integration) -> metric set, where it is not dcgm-exporter's DCGM fields."""
+
 
 def rule_settings(cfg: StackConfig) -> RuleSettings:
     m = cfg.monitoring
@@ -21,6 +24,7 @@ def rule_settings(cfg: StackConfig) -> RuleSettings:
         idle_percent=m.idlePercent,
         temperature_celsius=m.temperatureCelsius,
         memory_ratio=m.memoryRatio,
+        metrics=METRICS.get((cfg.platform, m.integration), "dcgm"),
     )
 
 

@@ -7,7 +7,7 @@ component creates the namespace, the priority-class quota GKE needs, and the Hel
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..kube import pinned_release, privileged_namespace
-from ..nodes import GpuNodeTarget, pool_affinity, tolerations_for
+from ..nodes import NodeSelection
 from ..pins import CHARTS
 
 RELEASE = "dcgm-exporter"
@@ -41,7 +41,7 @@ class HostDriver:
 HOST_DRIVERS: Mapping[str, HostDriver] = MappingProxyType(
     {
         # Google's own DCGM manifest for GKE Standard (prometheus-engine examples/nvidia-dcgm).
-        "gke-standard": HostDriver(
+        "gke": HostDriver(
             host_path="/home/kubernetes/bin/nvidia",
             mount_path="/usr/local/nvidia",
             env=MappingProxyType(
@@ -54,7 +54,7 @@ HOST_DRIVERS: Mapping[str, HostDriver] = MappingProxyType(
         ),
     }
 )
-"""Platform -> host driver facts for a standalone exporter."""
+"""Node family -> host driver facts for a standalone exporter."""
 
 
 def service_labels(release: str = RELEASE) -> dict[str, str]:
@@ -63,17 +63,17 @@ def service_labels(release: str = RELEASE) -> dict[str, str]:
     return {"app.kubernetes.io/name": name, "app.kubernetes.io/instance": release, "app.kubernetes.io/component": name}
 
 
-def dcgm_values(platform: str, targets: Sequence[GpuNodeTarget], service_monitor: bool = False) -> dict[str, Any]:
-    """Helm values for the dcgm-exporter chart on `platform`, scheduled on exactly `targets`' nodes."""
-    driver = HOST_DRIVERS[platform]
+def dcgm_values(host: str, selection: NodeSelection, service_monitor: bool = False) -> dict[str, Any]:
+    """Helm values for the dcgm-exporter chart on `host` nodes, scheduled on exactly the selected GPU nodes."""
+    driver = HOST_DRIVERS[host]
     volume = "nvidia-install-dir-host"
     return {
         "priorityClassName": PRIORITY_CLASS,
         # Helm merges this into the chart's default securityContext, whose allowPrivilegeEscalation=false
         # the API server rejects next to privileged=true.
         "securityContext": {"privileged": driver.privileged, "allowPrivilegeEscalation": driver.privileged},
-        "affinity": pool_affinity(list(targets)),
-        "tolerations": tolerations_for(list(targets)),
+        "affinity": selection.affinity,
+        "tolerations": selection.tolerations,
         "extraHostVolumes": [{"name": volume, "hostPath": driver.host_path}],
         "extraVolumeMounts": [
             # The chart's default mount of its counters ConfigMap; listing mounts replaces the default list.
@@ -115,16 +115,16 @@ class DcgmExporterArgs:
 
     def __init__(
         self,
-        platform: str,
-        targets: Sequence[GpuNodeTarget],
+        host: str,
+        selection: NodeSelection,
         max_gpu_nodes: int,
         namespace: str = "gpu-monitoring",
         service_monitor: bool = False,
     ) -> None:
-        self.platform = platform
-        """Platform key of `HOST_DRIVERS` (where the node's driver lives)."""
-        self.targets = list(targets)
-        """The GPU pools to run on: the exporter selects and tolerates exactly these."""
+        self.host = host
+        """Key of `HOST_DRIVERS`: where the node's driver lives."""
+        self.selection = selection
+        """The GPU nodes to run on: the exporter selects and tolerates exactly these."""
         self.max_gpu_nodes = max_gpu_nodes
         """Most GPU nodes the pools can reach; sizes the priority-class quota."""
         self.namespace = namespace
@@ -153,7 +153,7 @@ class DcgmExporter(pulumi.ComponentResource):
             "dcgm-exporter",
             RELEASE,
             args.namespace,
-            dcgm_values(args.platform, args.targets, args.service_monitor),
+            dcgm_values(args.host, args.selection, args.service_monitor),
             # Pods of the priority class are refused until the quota exists.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, rq]),
         )

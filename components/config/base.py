@@ -1,0 +1,28 @@
+"""Shared pieces of the config models: the strict base model, patterns, and validation context."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo
+
+DNS_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+DURATION = r"^[0-9]+(ms|s|m|h)$"
+
+
+class Model(BaseModel):
+    """Unknown keys are errors; parsed config is immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def context_value(info: ValidationInfo, key: str) -> object:
+    """A value the loader put in the validation context (platform facts), or None."""
+    return (info.context or {}).get(key)
+
+
+def bad_labels(labels: dict[str, str]) -> list[str]:
+    """Keys of `labels` that are not valid Kubernetes label keys or whose values are invalid."""
+    return sorted(k for k, v in labels.items() if not LABEL_KEY.match(k) or not LABEL_VALUE.match(v))

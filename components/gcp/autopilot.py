@@ -1,0 +1,131 @@
+"""`GkeAutopilotPlatform`: the Autopilot row of the seed's matrix.
+
+GCP provisions GPU nodes per pod and ships the driver, toolkit and device plugin. Autopilot refuses
+privileged and hostPath workloads, so gpuplane installs nothing on the nodes: GPU metrics come from
+GKE's own device plugin (port 2112, scraped by the user's Prometheus: the seed's "custom scraping")
+or from GKE's managed DCGM collection (`monitoring_config`, integration `gke-managed`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from ..config.model import ClusterConfig, GcpConfig, StackConfig
+from ..monitoring.scrape import ScrapeTarget
+from ..monitoring.wiring import monitoring_outputs
+from . import render
+
+DEVICE_PLUGIN = ScrapeTarget(
+    namespace="kube-system",
+    service_labels={},
+    port_name="",
+    pod_labels={"k8s-app": "nvidia-gpu-device-plugin"},
+    role="pod",
+    pod_port=2112,
+)
+"""GKE's nvidia-gpu-device-plugin DaemonSet pods, which serve GPU metrics on :2112/metrics."""
+
+MANAGED_DCGM = {"enable_components": ["SYSTEM_COMPONENTS", "DCGM"], "managed_prometheus": {"enabled": True}}
+"""GKE collects DCGM metrics itself into Managed Prometheus."""
+
+
+def autopilot_cluster_args(
+    cluster: ClusterConfig, gcp_cfg: GcpConfig, sa_email: Any, managed_dcgm: bool
+) -> dict[str, Any]:
+    """`gcp.container.Cluster` for Autopilot: none of the Standard-only settings (node pools, shielded
+    nodes flag, default pool removal), the node service account via auto-provisioning defaults."""
+    args: dict[str, Any] = {
+        "name": cluster.name,
+        "project": gcp_cfg.project,
+        "location": gcp_cfg.region,
+        "enable_autopilot": True,
+        "deletion_protection": cluster.deletionProtection,
+        "release_channel": {"channel": cluster.releaseChannel},
+        "ip_allocation_policy": {"stack_type": "IPV4"},
+        "resource_labels": {"managed-by": "gpuplane"},
+        "cluster_autoscaling": {
+            "auto_provisioning_defaults": {"service_account": sa_email, "oauth_scopes": list(render.OAUTH_SCOPES)}
+        },
+    }
+    optional = {
+        "network": gcp_cfg.network,
+        "subnetwork": gcp_cfg.subnetwork,
+        "min_master_version": cluster.kubernetesVersion,
+    }
+    args.update({k: v for k, v in optional.items() if v is not None})
+    if managed_dcgm:
+        args["monitoring_config"] = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in MANAGED_DCGM.items()}
+    return args
+
+
+class GkeAutopilotPlatform(pulumi.ComponentResource):
+    """An Autopilot cluster with its own node service account, provider and Kubernetes provider."""
+
+    cluster_name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+    outputs: dict[str, str]
+
+    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplane:gcp:GkeAutopilotPlatform", name, None, opts)
+        assert cfg.gcp is not None
+        provider = gcp.Provider(
+            f"{name}-gcp", project=cfg.gcp.project, region=cfg.gcp.region, opts=pulumi.ResourceOptions(parent=self)
+        )
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        sa = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            account_id=render.node_service_account_id(cfg.cluster.name),
+            display_name=f"GKE Autopilot nodes of {cfg.cluster.name} (gpuplane)",
+            project=cfg.gcp.project,
+            opts=child,
+        )
+        roles = [
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
+                project=cfg.gcp.project,
+                role=role,
+                member=sa.email.apply(lambda e: f"serviceAccount:{e}"),
+                opts=child,
+            )
+            for role in render.NODE_ROLES
+        ]
+        managed = cfg.monitoring.integration == "gke-managed"
+        cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            **autopilot_cluster_args(cfg.cluster, cfg.gcp, sa.email, managed),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=roles),
+        )
+        context = f"gke_{cfg.gcp.project}_{cfg.gcp.region}_{cfg.cluster.name}"
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
+                lambda parts: render.kubeconfig(context, str(parts[0]), str(parts[1]))
+            )
+        )
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.cluster_name = cluster.name
+        self.endpoint = cluster.endpoint
+        self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
+        self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig, **self.outputs})
+
+
+def build(cfg: StackConfig) -> dict[str, object]:
+    """Build the platform and return the stack outputs."""
+    platform = GkeAutopilotPlatform(cfg.cluster.name, cfg)
+    return {
+        "platform": cfg.platform,
+        "clusterName": platform.cluster_name,
+        "endpoint": platform.endpoint,
+        "kubeconfig": platform.kubeconfig,
+        **platform.outputs,
+    }
