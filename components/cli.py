@@ -50,6 +50,21 @@ def cmd_gpus(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from .catalog.platforms import matrix_markdown
+    from .config import namespace_of, parse_config
+
+    if args.stack:
+        from .plan import load
+
+        cfg = parse_config(namespace_of(load(args.stack).flat_config()))
+        print(matrix_markdown((cfg.platform,)))
+        print(f"\n{cfg.platform_spec.description}")
+    else:
+        print(matrix_markdown())
+    return 0
+
+
 def cmd_stacks(args: argparse.Namespace) -> int:
     from .plan import stack_names
 
@@ -73,6 +88,9 @@ def parser() -> argparse.ArgumentParser:
     ru.set_defaults(func=cmd_rules)
     sub.add_parser("gpus", help="list the GPU catalog").set_defaults(func=cmd_gpus)
     sub.add_parser("stacks", help="list the project's stacks").set_defaults(func=cmd_stacks)
+    mx = sub.add_parser("matrix", help="what each platform ships and what gpuplane installs (for one stack or all)")
+    mx.add_argument("stack", nargs="?")
+    mx.set_defaults(func=cmd_matrix)
     return p
 
 

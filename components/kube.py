@@ -31,21 +31,24 @@ def pinned_release(
     values: Mapping[str, Any],
     opts: pulumi.ResourceOptions,
     timeout: int = 600,
+    skip_crds: bool = False,
 ) -> k8s.helm.v3.Release:
     """A Helm release of a chart pinned in `components.pins`, with a fixed release name (so the
-    Services and labels its templates create are known before deploy)."""
+    Services and labels its templates create are known before deploy). OCI charts are addressed by URL."""
     pin = CHARTS[chart_key]
+    oci = pin.repo.startswith("oci://")
     return k8s.helm.v3.Release(
         resource_name,
         k8s.helm.v3.ReleaseArgs(
             name=release,
-            chart=pin.chart,
+            chart=f"{pin.repo}/{pin.chart}" if oci else pin.chart,
             version=pin.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
+            repository_opts=None if oci else k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
             namespace=namespace,
             create_namespace=False,
             values=dict(values),
             timeout=timeout,
+            skip_crds=skip_crds or None,
         ),
         opts=opts,
     )

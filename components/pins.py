@@ -49,6 +49,14 @@ CHARTS: Mapping[str, ChartPin] = MappingProxyType(
             repo="oci://public.ecr.aws/karpenter",
             app_version="1.14.1",
         ),
+        # Karpenter's CRDs, installed and upgraded on their own (the main chart's crds/ folder is
+        # applied only on first install).
+        "karpenter-crd": ChartPin(
+            chart="karpenter-crd",
+            version="1.14.1",
+            repo="oci://public.ecr.aws/karpenter",
+            app_version="1.14.1",
+        ),
         "kube-prometheus-stack": ChartPin(
             chart="kube-prometheus-stack",
             version="88.5.3",

@@ -49,3 +49,13 @@ def test_platform_builders_are_importable_names() -> None:
     for p in PLATFORMS.values():
         module, func = p.builder.split(":")
         assert module.startswith("components.") and func.isidentifier()
+
+
+def test_readme_shows_the_matrix_from_data() -> None:
+    from components.catalog.platforms import matrix_markdown
+
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- matrix:start")[1].split("-->", 1)[1].split("<!-- matrix:end -->")[0].strip()
+    assert block == matrix_markdown()

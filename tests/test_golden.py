@@ -19,9 +19,8 @@ from .graph import RELEASE, kube_objects
 def test_helm_values(stack: str, plan_of: Callable[..., Plan]) -> None:
     plan = plan_of(stack)
     for release in plan.by_type(RELEASE):
-        header = (
-            f"# {release.inputs['chart']} {release.inputs['version']} from {release.inputs['repositoryOpts']['repo']}\n"
-        )
+        source = release.inputs.get("repositoryOpts", {}).get("repo", "its OCI registry")
+        header = f"# {release.inputs['chart']} {release.inputs['version']} from {source}\n"
         golden(f"{stack}/{release.inputs['name']}-values.yaml", header + to_yaml(release.inputs["values"]))
 
 

@@ -15,7 +15,8 @@ from .conftest import STACKS, need_reference
 from .graph import RELEASE
 
 # Chart.yaml in git does not carry the released version for these (see the reference README).
-UNVERSIONED_IN_GIT = {"gpu-operator", "karpenter"}
+UNVERSIONED_IN_GIT = {"gpu-operator", "karpenter", "karpenter-crd"}
+# (karpenter-crd has no copy in the reference folder; the karpenter chart in git says 1.13.0 at tag v1.14.1.)
 
 
 # Values keys whose content is a Kubernetes object the chart copies with toYaml (a container
@@ -51,7 +52,10 @@ def chart_values(chart: str) -> dict[str, Any]:
 def test_values_keys_exist_in_pinned_chart(stack: str, plan_of: Callable[..., Plan]) -> None:
     need_reference()
     for release in plan_of(stack).by_type(RELEASE):
-        defaults = chart_values(release.inputs["chart"])
+        chart = release.inputs["chart"].rsplit("/", 1)[-1]  # OCI charts are addressed by URL
+        if not release.inputs["values"]:
+            continue
+        defaults = chart_values(chart)
         bad = list(missing_keys(release.inputs["values"], defaults))
         assert not bad, f"{release.urn}: keys not in {release.inputs['chart']} values.yaml: {bad}"
 

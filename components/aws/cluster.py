@@ -18,24 +18,30 @@ from .network import EksVpc
 class EksGpuClusterArgs:
     """Inputs of `EksGpuCluster`: the typed config sections it needs."""
 
-    def __init__(self, cluster: ClusterConfig, aws_cfg: AwsConfig, gpu_pools: Sequence[GpuPool]) -> None:
+    def __init__(
+        self, cluster: ClusterConfig, aws_cfg: AwsConfig, gpu_pools: Sequence[GpuPool], auto_mode: bool = False
+    ) -> None:
         self.cluster = cluster
         """Cluster name, Kubernetes version, deletion protection and system pool."""
         self.aws = aws_cfg
         """Region, VPC (existing or created), admins and API endpoint access."""
         self.gpu_pools = list(gpu_pools)
-        """One managed node group is created per entry."""
+        """One managed GPU node group per entry; pass none when an auto-provisioner brings GPU nodes."""
+        self.auto_mode = auto_mode
+        """EKS Auto Mode: AWS runs the nodes (built-in `system` and `general-purpose` pools), no node groups."""
 
 
 class EksGpuCluster(pulumi.ComponentResource):
     """EKS with API-mode access entries, an OIDC provider for IRSA, no default node group, a system
-    node group and tainted GPU managed node groups that cluster-autoscaler can scale from zero."""
+    node group and tainted GPU managed node groups that cluster-autoscaler can scale from zero
+    (or, with Auto Mode, AWS-managed nodes)."""
 
     cluster_name: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
     oidc_provider_arn: pulumi.Output[str]
     oidc_issuer: pulumi.Output[str]
     vpc_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[list[str]]
     gpu_node_groups: pulumi.Output[list[str]]
     k8s_provider: k8s.Provider
 
@@ -52,23 +58,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             net = EksVpc(f"{name}-network", c.name, a, opts=child)
             vpc_id, private, public = net.vpc_id, net.private_subnet_ids, net.public_subnet_ids
 
-        node_role = aws.iam.Role(
-            f"{name}-node-role",
-            assume_role_policy=render.assume_role_policy("ec2.amazonaws.com"),
-            description=f"gpuplane nodes of {c.name}",
-            opts=child,
-        )
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
-        attachments = [
-            aws.iam.RolePolicyAttachment(
-                f"{name}-node-{policy}",
-                role=node_role.name,
-                policy_arn=pulumi.Output.concat("arn:", partition, ":iam::aws:policy/", policy),
-                opts=child,
-            )
-            for policy in render.NODE_POLICIES
-        ]
-
+        auto = {"auto_mode": {"enabled": True, "create_node_role": True}} if args.auto_mode else {}
         cluster = eks.Cluster(
             f"{name}-eks",
             name=c.name,
@@ -88,15 +78,69 @@ class EksGpuCluster(pulumi.ComponentResource):
             deletion_protection=c.deletionProtection,
             tags={"gpuplane.io/cluster": c.name},
             opts=child,
+            **auto,  # type: ignore[arg-type]
         )
 
+        gpu_groups: list[eks.ManagedNodeGroup] = []
+        if not args.auto_mode:
+            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private)
+
+        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*gpu_groups] or [cluster]),
+        )
+        self.cluster_name = pulumi.Output.from_input(c.name)
+        self.oidc_provider_arn = cluster.oidc_provider_arn
+        self.oidc_issuer = cluster.oidc_issuer
+        self.vpc_id = pulumi.Output.from_input(vpc_id)
+        self.private_subnet_ids = pulumi.Output.all(*private).apply(list)
+        self.gpu_node_groups = pulumi.Output.from_input([f"{c.name}-{p.name}" for p in args.gpu_pools])
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "oidc_provider_arn": self.oidc_provider_arn,
+                "vpc_id": self.vpc_id,
+                "gpu_node_groups": self.gpu_node_groups,
+            }
+        )
+
+    def _node_groups(
+        self,
+        name: str,
+        c: ClusterConfig,
+        pools: Sequence[GpuPool],
+        cluster: eks.Cluster,
+        private: Sequence[pulumi.Input[str]],
+    ) -> list[eks.ManagedNodeGroup]:
+        """The node role, the system node group, and one tagged managed node group per GPU pool."""
+        child = pulumi.ResourceOptions(parent=self)
+        node_role = aws.iam.Role(
+            f"{name}-node-role",
+            assume_role_policy=render.assume_role_policy("ec2.amazonaws.com"),
+            description=f"gpuplane nodes of {c.name}",
+            opts=child,
+        )
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-{policy}",
+                role=node_role.name,
+                policy_arn=pulumi.Output.concat("arn:", partition, ":iam::aws:policy/", policy),
+                opts=child,
+            )
+            for policy in render.NODE_POLICIES
+        ]
         group_opts = pulumi.ResourceOptions(parent=self, depends_on=attachments)
         system = render.system_node_group_args(c)
         self._node_group(
             name, c.name, "system", cluster, node_role, private, system, c.systemPool.diskSizeGb, group_opts
         )
         gpu_groups = []
-        for pool in args.gpu_pools:
+        for pool in pools:
             group = render.gpu_node_group_args(c, pool)
             ng = self._node_group(
                 name, c.name, pool.name, cluster, node_role, private, group, pool.diskSizeGb, group_opts
@@ -110,28 +154,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                     tag={"key": key, "value": value, "propagate_at_launch": False},
                     opts=child,
                 )
-
-        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
-        self.k8s_provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=gpu_groups),
-        )
-        self.cluster_name = pulumi.Output.from_input(c.name)
-        self.oidc_provider_arn = cluster.oidc_provider_arn
-        self.oidc_issuer = cluster.oidc_issuer
-        self.vpc_id = pulumi.Output.from_input(vpc_id)
-        self.gpu_node_groups = pulumi.Output.from_input([f"{c.name}-{p.name}" for p in args.gpu_pools])
-        self.register_outputs(
-            {
-                "cluster_name": self.cluster_name,
-                "kubeconfig": self.kubeconfig,
-                "oidc_provider_arn": self.oidc_provider_arn,
-                "vpc_id": self.vpc_id,
-                "gpu_node_groups": self.gpu_node_groups,
-            }
-        )
+        return gpu_groups
 
     def _node_group(
         self,

@@ -1,29 +1,48 @@
-"""`EksGpuPlatform`: the EKS row of the seed's matrix, from one `StackConfig`.
+"""`EksGpuPlatform`: the EKS rows of the seed's matrix, from one `StackConfig`.
 
-The node image ships the driver and toolkit; gpuplane adds the cluster, managed GPU node groups,
-cluster-autoscaler, and the gpu-operator for the device plugin, GFD and dcgm-exporter.
+| platform | GPU capacity | NVIDIA software gpuplane installs |
+|---|---|---|
+| eks-managed | managed GPU node groups + cluster-autoscaler | gpu-operator (device plugin, GFD, dcgm-exporter) |
+| eks-karpenter | Karpenter NodePools per GPU class | gpu-operator (as above) |
+| eks-automode | Auto Mode NodePools | dcgm-exporter only (AWS runs driver and device plugin) |
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import MappingProxyType
+
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from ..catalog import NODE_IMAGES
 from ..config.model import StackConfig
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import pool_target
-from ..nvidia import operator
+from ..nodes import pool_target, select_pools
+from ..nvidia import dcgm, operator
+from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
 from .cluster import EksGpuCluster, EksGpuClusterArgs
+from .karpenter import Karpenter, KarpenterArgs
 
-PLATFORM = "eks-managed"
+AUTO_MODE_NODE_CLASS = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
+AUTO_MODE_EXPIRY = "336h"
+"""Auto Mode replaces nodes within 21 days; two weeks keeps well inside that."""
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
-    """The operator's dcgm-exporter Service (and pods) in the operator's namespace."""
+    """The GPU exporter: the operator's dcgm-exporter, or on Auto Mode the standalone chart's."""
+    if cfg.platform == "eks-automode":
+        labels = dcgm.service_labels()
+        return ScrapeTarget(
+            namespace=cfg.monitoring.namespace,
+            service_labels=labels,
+            port_name=dcgm.METRICS_PORT_NAME,
+            pod_labels=labels,
+        )
     return ScrapeTarget(
         namespace=operator.NAMESPACE,
         service_labels=operator.EXPORTER_LABELS,
@@ -41,10 +60,10 @@ def operator_args(cfg: StackConfig) -> operator.GpuOperatorArgs:
 
 
 class EksGpuPlatform(pulumi.ComponentResource):
-    """EKS cluster + GPU node groups + cluster-autoscaler + gpu-operator, with its own AWS provider."""
+    """EKS cluster + GPU capacity (node groups, Karpenter or Auto Mode) + NVIDIA software + monitoring."""
 
     cluster: EksGpuCluster
-    operator: operator.GpuOperator
+    exporter: pulumi.Resource
     monitoring: GpuMonitoring
     outputs: dict[str, str]
     """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
@@ -54,22 +73,95 @@ class EksGpuPlatform(pulumi.ComponentResource):
         assert cfg.aws is not None  # config validation requires it for EKS platforms
         provider = aws.Provider(f"{name}-aws", region=cfg.aws.region, opts=pulumi.ResourceOptions(parent=self))
         on_aws = pulumi.ResourceOptions(parent=self, providers={"aws": provider})
-        self.cluster = EksGpuCluster(name, EksGpuClusterArgs(cfg.cluster, cfg.aws, cfg.gpuPools), opts=on_aws)
+        fixed = cfg.platform_spec.fixed_pools
+        self.cluster = EksGpuCluster(
+            name,
+            EksGpuClusterArgs(
+                cfg.cluster, cfg.aws, cfg.gpuPools if fixed else [], auto_mode=cfg.platform == "eks-automode"
+            ),
+            opts=on_aws,
+        )
         on_k8s = pulumi.ResourceOptions(
             parent=self, providers={"aws": provider, "kubernetes": self.cluster.k8s_provider}
         )
+        PROVISIONERS[cfg.platform](self, name, cfg, on_k8s)
+        self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
+        self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
+        self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
+        self.register_outputs(dict(self.outputs))
+
+    def _cluster_autoscaler(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> None:
+        assert cfg.aws is not None
         ClusterAutoscaler(
             f"{name}-autoscaler",
             cfg.cluster.name,
             cfg.aws.region,
             self.cluster.oidc_provider_arn,
             self.cluster.oidc_issuer,
-            opts=on_k8s,
+            opts=opts,
         )
-        self.operator = operator.GpuOperator(f"{name}-gpu-operator", operator_args(cfg), opts=on_k8s)
-        self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.operator, opts=on_k8s)
-        self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
-        self.register_outputs(dict(self.outputs))
+
+    def _karpenter(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> None:
+        assert cfg.aws is not None and cfg.karpenter is not None
+        args = KarpenterArgs(
+            cfg.cluster, cfg.aws.region, cfg.gpuPools, cfg.karpenter, subnet_ids=cfg.aws.privateSubnetIds
+        )
+        Karpenter(f"{name}-karpenter", args, opts=opts)
+
+    def _auto_mode_pools(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> None:
+        """GPU NodePools on Auto Mode's default NodeClass, tainted like every gpuplane GPU pool."""
+        for pool in cfg.gpuPools:
+            obj = kr.gpu_node_pool(
+                cfg.cluster,
+                pool,
+                AUTO_MODE_NODE_CLASS,
+                "eks.amazonaws.com",
+                {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s"},
+                AUTO_MODE_EXPIRY,
+            )
+            k8s.apiextensions.CustomResource(
+                f"{name}-{pool.name}",
+                api_version=obj["apiVersion"],
+                kind=obj["kind"],
+                metadata=obj["metadata"],
+                spec=obj["spec"],
+                opts=opts,
+            )
+
+    def _gpu_operator(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+        return operator.GpuOperator(f"{name}-gpu-operator", operator_args(cfg), opts=opts)
+
+    def _dcgm_exporter(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+        args = dcgm.DcgmExporterArgs(
+            host="eks-automode",
+            selection=select_pools([pool_target("aws", cfg.cluster.name, p) for p in cfg.gpuPools]),
+            max_gpu_nodes=sum(p.maxNodes for p in cfg.gpuPools),
+            namespace=cfg.monitoring.namespace,
+        )
+        return dcgm.DcgmExporter(f"{name}-dcgm", args, opts=opts)
+
+
+Step = Callable[[EksGpuPlatform, str, StackConfig, pulumi.ResourceOptions], object]
+
+PROVISIONERS: MappingProxyType[str, Step] = MappingProxyType(
+    {
+        "eks-managed": EksGpuPlatform._cluster_autoscaler,
+        "eks-karpenter": EksGpuPlatform._karpenter,
+        "eks-automode": EksGpuPlatform._auto_mode_pools,
+    }
+)
+"""Platform -> what brings GPU capacity (the node groups themselves come from `EksGpuCluster`)."""
+
+NVIDIA: MappingProxyType[str, Callable[[EksGpuPlatform, str, StackConfig, pulumi.ResourceOptions], pulumi.Resource]] = (
+    MappingProxyType(
+        {
+            "eks-managed": EksGpuPlatform._gpu_operator,
+            "eks-karpenter": EksGpuPlatform._gpu_operator,
+            "eks-automode": EksGpuPlatform._dcgm_exporter,
+        }
+    )
+)
+"""Platform -> the NVIDIA software gpuplane installs (the seed's matrix, EKS column)."""
 
 
 def build(cfg: StackConfig) -> dict[str, object]:
@@ -77,12 +169,12 @@ def build(cfg: StackConfig) -> dict[str, object]:
     platform = EksGpuPlatform(cfg.cluster.name, cfg)
     c = platform.cluster
     return {
-        "platform": PLATFORM,
+        "platform": cfg.platform,
         "clusterName": c.cluster_name,
         "kubeconfig": c.kubeconfig,
         "oidcProviderArn": c.oidc_provider_arn,
         "vpcId": c.vpc_id,
         "gpuNodeGroups": c.gpu_node_groups,
-        "operatorNamespace": platform.operator.namespace,
+        "exporterNamespace": scrape_target(cfg).namespace,
         **platform.outputs,
     }

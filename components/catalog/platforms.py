@@ -122,7 +122,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.GPU_OPERATOR,
                 metrics=Source.GPU_OPERATOR,
-                builder="components.aws.karpenter_platform:build",
+                builder="components.aws.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 fixed_pools=False,
                 sections=("karpenter",),
@@ -137,7 +137,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.PLATFORM,
                 metrics=Source.DCGM_EXPORTER,
-                builder="components.aws.automode:build",
+                builder="components.aws.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 fixed_pools=False,
                 description="EKS Auto Mode manages the NVIDIA driver and device plugin; gpuplane adds GPU NodePools "
@@ -147,3 +147,25 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
     }
 )
 """Platform name -> matrix row. Later platforms (EKS, Autopilot, Karpenter) add rows here."""
+
+
+def _cell(source: Source) -> str:
+    return {Source.PLATFORM: "platform", Source.GPU_OPERATOR: "gpu-operator", Source.DCGM_EXPORTER: "dcgm-exporter"}[
+        source
+    ]
+
+
+def matrix_markdown(names: tuple[str, ...] | None = None) -> str:
+    """The provider matrix as a Markdown table: who provides each piece on each platform
+    (`platform` = preinstalled/managed by the cloud; otherwise what gpuplane installs)."""
+    rows = [
+        "| platform | cloud | provisioning | drivers | container toolkit | device plugin | metrics |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in PLATFORMS.values():
+        if names is None or p.name in names:
+            cells = (p.drivers, p.toolkit, p.device_plugin, p.metrics)
+            rows.append(
+                f"| `{p.name}` | {p.cloud} | {p.provisioning} | " + " | ".join(_cell(c) for c in cells) + " |"
+            )
+    return "\n".join(rows)

@@ -32,10 +32,14 @@ METRICS_PORT_NAME = "metrics"
 class HostDriver:
     """Where a platform's preinstalled NVIDIA driver lives on the node, and what the exporter needs to use it."""
 
-    host_path: str
+    host_path: str | None
+    """Host directory holding the driver libraries (mounted at `mount_path`); None when the node's
+    container runtime injects them (NVIDIA runtime with `NVIDIA_VISIBLE_DEVICES`)."""
     mount_path: str
     env: Mapping[str, str]
     privileged: bool
+    priority_quota: bool
+    """The platform admits `system-node-critical` pods outside kube-system only under a ResourceQuota (GKE)."""
 
 
 HOST_DRIVERS: Mapping[str, HostDriver] = MappingProxyType(
@@ -51,6 +55,15 @@ HOST_DRIVERS: Mapping[str, HostDriver] = MappingProxyType(
                 }
             ),
             privileged=True,
+            priority_quota=True,
+        ),
+        # EKS Auto Mode (Bottlerocket NVIDIA): the NVIDIA container runtime injects the driver.
+        "eks-automode": HostDriver(
+            host_path=None,
+            mount_path="",
+            env=MappingProxyType({"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}),
+            privileged=True,
+            priority_quota=False,
         ),
     }
 )
@@ -67,15 +80,20 @@ def dcgm_values(host: str, selection: NodeSelection, service_monitor: bool = Fal
     """Helm values for the dcgm-exporter chart on `host` nodes, scheduled on exactly the selected GPU nodes."""
     driver = HOST_DRIVERS[host]
     volume = "nvidia-install-dir-host"
-    return {
+    values: dict[str, Any] = {
         "priorityClassName": PRIORITY_CLASS,
         # Helm merges this into the chart's default securityContext, whose allowPrivilegeEscalation=false
         # the API server rejects next to privileged=true.
         "securityContext": {"privileged": driver.privileged, "allowPrivilegeEscalation": driver.privileged},
         "affinity": selection.affinity,
         "tolerations": selection.tolerations,
-        "extraHostVolumes": [{"name": volume, "hostPath": driver.host_path}],
-        "extraVolumeMounts": [
+        "extraEnv": [{"name": k, "value": v} for k, v in driver.env.items()],
+        "service": {"port": METRICS_PORT},
+        "serviceMonitor": {"enabled": service_monitor},
+    }
+    if driver.host_path:
+        values["extraHostVolumes"] = [{"name": volume, "hostPath": driver.host_path}]
+        values["extraVolumeMounts"] = [
             # The chart's default mount of its counters ConfigMap; listing mounts replaces the default list.
             {
                 "name": "exporter-metrics-volume",
@@ -83,11 +101,8 @@ def dcgm_values(host: str, selection: NodeSelection, service_monitor: bool = Fal
                 "subPath": "default-counters.csv",
             },
             {"name": volume, "mountPath": driver.mount_path, "readOnly": True},
-        ],
-        "extraEnv": [{"name": k, "value": v} for k, v in driver.env.items()],
-        "service": {"port": METRICS_PORT},
-        "serviceMonitor": {"enabled": service_monitor},
-    }
+        ]
+    return values
 
 
 def quota_manifest(namespace: str, pods: int) -> dict[str, Any]:
@@ -147,7 +162,13 @@ class DcgmExporter(pulumi.ComponentResource):
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_obj["metadata"], opts=child)
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
         quota = quota_manifest(args.namespace, quota_pods(args.max_gpu_nodes))
-        rq = k8s.core.v1.ResourceQuota(f"{name}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=after_ns)
+        needs: list[pulumi.Resource] = [ns]
+        if HOST_DRIVERS[args.host].priority_quota:
+            needs.append(
+                k8s.core.v1.ResourceQuota(
+                    f"{name}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=after_ns
+                )
+            )
         release = pinned_release(
             f"{name}-release",
             "dcgm-exporter",
@@ -155,7 +176,7 @@ class DcgmExporter(pulumi.ComponentResource):
             args.namespace,
             dcgm_values(args.host, args.selection, args.service_monitor),
             # Pods of the priority class are refused until the quota exists.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, rq]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
         )
         self.namespace = ns.metadata.name
         self.release_name = release.name.apply(lambda n: n or RELEASE)

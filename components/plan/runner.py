@@ -57,6 +57,8 @@ class PlannedResource:
     custom: bool
     inputs: dict[str, Any]
     provider: str | None = None
+    dependencies: tuple[str, ...] = ()
+    """URNs this resource was made to depend on (explicit `depends_on` and input dependencies)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,6 +122,7 @@ class RecordingMonitor(pm.MockMonitor):
                 custom=bool(request.custom),
                 inputs=engine_view(raw),
                 provider=request.provider or None,
+                dependencies=tuple(request.dependencies),
             )
         )
         return super().RegisterResource(request)

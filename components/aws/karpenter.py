@@ -1,0 +1,188 @@
+"""`Karpenter`: the controller (Pod Identity, six scoped policies), its node role and access entry,
+the interruption queue with its EventBridge rules, the CRDs, and GPU EC2NodeClasses and NodePools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from ..config.model import ClusterConfig, GpuPool
+from ..config.provisioning import KarpenterConfig
+from ..kube import pinned_release
+from . import karpenter_render as kr
+from .karpenter_iam import controller_policies
+
+
+class KarpenterArgs:
+    """Inputs of `Karpenter`."""
+
+    def __init__(
+        self,
+        cluster: ClusterConfig,
+        region: str,
+        classes: Sequence[GpuPool],
+        settings: KarpenterConfig,
+        subnet_ids: Sequence[str] = (),
+    ) -> None:
+        self.cluster = cluster
+        """The EKS cluster (name, system pool for the controller's replicas)."""
+        self.region = region
+        self.classes = list(classes)
+        """GPU classes: one NodePool each; their image families give the EC2NodeClasses."""
+        self.settings = settings
+        """Disruption, expiry and AMI version."""
+        self.subnet_ids = list(subnet_ids)
+        """Existing private subnets to launch into; empty selects subnets tagged `karpenter.sh/discovery`."""
+
+
+class Karpenter(pulumi.ComponentResource):
+    """Karpenter v1 for GPU classes on an existing EKS cluster (pass the cluster's Kubernetes provider)."""
+
+    node_role_name: pulumi.Output[str]
+    queue_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplane:aws:Karpenter", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        c = args.cluster.name
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        partition = aws.get_partition_output(opts=invoke).partition
+        account = aws.get_caller_identity_output(opts=invoke).account_id
+
+        node_role = aws.iam.Role(
+            f"{name}-node-role",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                    ],
+                }
+            ),
+            description=f"Karpenter GPU nodes of {c}",
+            opts=child,
+        )
+        for policy in kr.NODE_POLICIES:
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-{policy}",
+                role=node_role.name,
+                policy_arn=pulumi.Output.concat("arn:", partition, ":iam::aws:policy/", policy),
+                opts=child,
+            )
+        access = aws.eks.AccessEntry(
+            f"{name}-node-access", cluster_name=c, principal_arn=node_role.arn, type="EC2_LINUX", opts=child
+        )
+
+        queue = aws.sqs.Queue(
+            f"{name}-queue", name=c, message_retention_seconds=300, sqs_managed_sse_enabled=True, opts=child
+        )
+        aws.sqs.QueuePolicy(
+            f"{name}-queue-policy", queue_url=queue.url, policy=queue.arn.apply(kr.queue_policy), opts=child
+        )
+        for role in kr.INTERRUPTION_EVENTS:
+            rule = aws.cloudwatch.EventRule(
+                f"{name}-{role}",
+                description=f"Karpenter interruption handling for {c}: {kr.INTERRUPTION_EVENTS[role][1]}",
+                event_pattern=kr.event_pattern(role),
+                opts=child,
+            )
+            aws.cloudwatch.EventTarget(
+                f"{name}-{role}",
+                rule=rule.name,
+                arn=queue.arn,
+                target_id="KarpenterInterruptionQueueTarget",
+                opts=child,
+            )
+
+        controller_role = aws.iam.Role(
+            f"{name}-controller-role",
+            assume_role_policy=kr.pod_identity_trust(),
+            description=f"Karpenter controller of {c}",
+            opts=child,
+        )
+        docs = pulumi.Output.all(partition, account, node_role.arn, queue.arn).apply(
+            lambda v: controller_policies(str(v[0]), args.region, str(v[1]), c, str(v[2]), str(v[3]))
+        )
+        policies = [
+            aws.iam.RolePolicy(
+                f"{name}-controller-{key}",
+                role=controller_role.id,
+                policy=docs.apply(lambda d, key=key: json.dumps(d[key])),
+                opts=child,
+            )
+            for key in (
+                "node-lifecycle",
+                "iam-integration",
+                "eks-integration",
+                "interruption",
+                "resource-discovery",
+                "zonal-shift",
+            )
+        ]
+        agent = aws.eks.Addon(
+            f"{name}-pod-identity-agent", cluster_name=c, addon_name="eks-pod-identity-agent", opts=child
+        )
+        identity = aws.eks.PodIdentityAssociation(
+            f"{name}-pod-identity",
+            cluster_name=c,
+            namespace=kr.NAMESPACE,
+            service_account=kr.SERVICE_ACCOUNT,
+            role_arn=controller_role.arn,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[agent]),
+        )
+
+        crds = pinned_release(
+            f"{name}-crds", "karpenter-crd", kr.CRD_RELEASE, kr.NAMESPACE, {}, opts=pulumi.ResourceOptions(parent=self)
+        )
+        controller = pinned_release(
+            f"{name}-controller",
+            "karpenter",
+            kr.RELEASE,
+            kr.NAMESPACE,
+            kr.controller_values(args.cluster, c),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, identity, *policies, access]),
+            skip_crds=True,
+        )
+
+        after = pulumi.ResourceOptions(parent=self, depends_on=[crds, controller])
+        role_name = node_role.name
+        for family, disk in kr.image_families(args.classes).items():
+            spec = pulumi.Output.from_input(role_name).apply(
+                lambda role, family=family, disk=disk: kr.ec2_node_class(
+                    family, disk, c, role, args.subnet_ids, args.settings
+                )["spec"]
+            )
+            k8s.apiextensions.CustomResource(
+                f"{name}-{kr.node_class_name(family)}",
+                api_version="karpenter.k8s.aws/v1",
+                kind="EC2NodeClass",
+                metadata={"name": kr.node_class_name(family)},
+                spec=spec,
+                opts=after,
+            )
+        s = args.settings
+        for pool in args.classes:
+            family = kr.image_families([pool])
+            obj = kr.gpu_node_pool(
+                args.cluster,
+                pool,
+                {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": kr.node_class_name(next(iter(family)))},
+                "karpenter.k8s.aws",
+                {"consolidationPolicy": s.consolidationPolicy, "consolidateAfter": s.consolidateAfter},
+                s.expireAfter,
+            )
+            k8s.apiextensions.CustomResource(
+                f"{name}-{pool.name}",
+                api_version=obj["apiVersion"],
+                kind=obj["kind"],
+                metadata=obj["metadata"],
+                spec=obj["spec"],
+                opts=after,
+            )
+        self.node_role_name = node_role.name
+        self.queue_name = queue.name
+        self.register_outputs({"node_role_name": self.node_role_name, "queue_name": self.queue_name})

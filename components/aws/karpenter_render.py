@@ -1,0 +1,209 @@
+"""Pure renders for Karpenter v1 on EKS: IAM (as Karpenter's own CloudFormation scopes it), the
+interruption queue and its EventBridge rules, chart values, EC2NodeClasses and GPU NodePools.
+
+Sources: aws/karpenter-provider-aws v1.14 getting-started `cloudformation.yaml` (policies, queue,
+rules) and the karpenter.sh/v1 / karpenter.k8s.aws/v1 CRDs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from ..catalog import NODE_IMAGES, lookup
+from ..config.model import ClusterConfig, GpuPool
+from ..config.provisioning import KarpenterConfig
+from ..nodes import pool_labels, pool_taints
+
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "karpenter"
+RELEASE = "karpenter"
+CRD_RELEASE = "karpenter-crd"
+
+INTERRUPTION_EVENTS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "scheduled-change": ("aws.health", "AWS Health Event"),
+        "spot-interruption": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
+        "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
+        "instance-state-change": ("aws.ec2", "EC2 Instance State-change Notification"),
+        "capacity-reservation-interruption": ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
+    }
+)
+"""Rule role -> (source, detail-type) of the events Karpenter handles through its queue."""
+
+NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryPullOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+"""AWS-managed policies of the Karpenter node role (worker, CNI, ECR pull, SSM)."""
+
+
+def event_pattern(role: str) -> str:
+    source, detail = INTERRUPTION_EVENTS[role]
+    return json.dumps({"source": [source], "detail-type": [detail]})
+
+
+def queue_policy(queue_arn: str) -> str:
+    """EventBridge (and SQS) may send; nothing may use the queue without TLS."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Id": "EC2InterruptionPolicy",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                    "Action": "sqs:SendMessage",
+                    "Resource": queue_arn,
+                },
+                {
+                    "Sid": "DenyHTTP",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "sqs:*",
+                    "Resource": queue_arn,
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                },
+            ],
+        }
+    )
+
+
+def pod_identity_trust() -> str:
+    """Trust policy for an EKS Pod Identity role."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "pods.eks.amazonaws.com"},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                }
+            ],
+        }
+    )
+
+
+def controller_values(cluster: ClusterConfig, queue_name: str) -> dict[str, Any]:
+    """Chart values: cluster name and interruption queue; the controller on the system nodes (two
+    replicas when there are two system nodes for its anti-affinity), Pod Identity for AWS access."""
+    return {
+        "settings": {"clusterName": cluster.name, "interruptionQueue": queue_name},
+        "serviceAccount": {"name": SERVICE_ACCOUNT},
+        "replicas": 2 if cluster.systemPool.minNodes >= 2 else 1,
+        "nodeSelector": {"gpuplane.io/role": "system"},
+        "controller": {
+            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+        },
+    }
+
+
+def image_families(pools: Sequence[GpuPool]) -> dict[str, int]:
+    """Karpenter AMI alias family -> largest disk (GB) its GPU classes want."""
+    out: dict[str, int] = {}
+    for p in pools:
+        fam = NODE_IMAGES[p.amiType].karpenter_alias
+        out[fam] = max(out.get(fam, 0), p.diskSizeGb)
+    return out
+
+
+def node_class_name(family: str) -> str:
+    return f"gpu-{family}"
+
+
+def ec2_node_class(
+    family: str, disk_gb: int, cluster: str, node_role: str, subnet_ids: Sequence[str], karpenter: KarpenterConfig
+) -> dict[str, Any]:
+    """One EC2NodeClass per image family: AMI alias, the cluster's subnets and security group, IMDSv2
+    required, an encrypted gp3 volume for container images sized for CUDA images."""
+    image = next(i for i in NODE_IMAGES.values() if i.karpenter_alias == family and i.driver)
+    subnets = [{"id": s} for s in subnet_ids] or [{"tags": {"karpenter.sh/discovery": cluster}}]
+    return {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": node_class_name(family)},
+        "spec": {
+            "role": node_role,
+            "amiSelectorTerms": [{"alias": f"{family}@{karpenter.amiVersion}"}],
+            "subnetSelectorTerms": subnets,
+            # EKS tags the cluster security group it creates with the cluster name.
+            "securityGroupSelectorTerms": [{"tags": {"aws:eks:cluster-name": cluster}}],
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpProtocolIPv6": "disabled",
+                "httpPutResponseHopLimit": 1,
+                "httpTokens": "required",
+            },
+            "blockDeviceMappings": [
+                {
+                    "deviceName": image.data_device,
+                    "ebs": {
+                        "volumeSize": f"{disk_gb}Gi",
+                        "volumeType": "gp3",
+                        "encrypted": True,
+                        "deleteOnTermination": True,
+                    },
+                }
+            ],
+            "tags": {"gpuplane.io/cluster": cluster},
+        },
+    }
+
+
+def capacity_types(pool: GpuPool) -> list[str]:
+    """Spot classes allow both (Karpenter prefers spot and falls back to on-demand); others on-demand."""
+    return ["spot", "on-demand"] if pool.spot else ["on-demand"]
+
+
+def instance_families(pool: GpuPool) -> list[str]:
+    gpu = lookup(pool.gpu)
+    assert gpu is not None and gpu.aws is not None
+    names = pool.instanceTypes or [i for i, n in gpu.aws.instances.items() if n == pool.gpusPerNode]
+    return sorted({i.split(".")[0] for i in names})
+
+
+def gpu_node_pool(
+    cluster: ClusterConfig,
+    pool: GpuPool,
+    node_class_ref: Mapping[str, str],
+    label_prefix: str,
+    disruption: Mapping[str, str],
+    expire_after: str,
+) -> dict[str, Any]:
+    """A karpenter.sh/v1 NodePool for one GPU class (Karpenter or EKS Auto Mode, by `label_prefix`)."""
+    gpu = lookup(pool.gpu)
+    assert gpu is not None and gpu.aws is not None
+    requirements = [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": capacity_types(pool)},
+        {"key": f"{label_prefix}/instance-gpu-name", "operator": "In", "values": [gpu.aws.gpu_name]},
+        {"key": f"{label_prefix}/instance-family", "operator": "In", "values": instance_families(pool)},
+        {"key": f"{label_prefix}/instance-gpu-count", "operator": "In", "values": [str(pool.gpusPerNode)]},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+    ]
+    if pool.instanceTypes:
+        requirements.append(
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(pool.instanceTypes)}
+        )
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": pool.name},
+        "spec": {
+            "template": {
+                "metadata": {"labels": pool_labels(cluster.name, pool)},
+                "spec": {
+                    "nodeClassRef": dict(node_class_ref),
+                    "requirements": requirements,
+                    "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool_taints("aws", pool)],
+                    "expireAfter": expire_after,
+                },
+            },
+            "disruption": dict(disruption),
+            "limits": {"nvidia.com/gpu": str(pool.maxNodes * pool.gpusPerNode)},
+        },
+    }
