@@ -16,7 +16,8 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan import Plan
+from components.plan import load, plan_stack
 
-from .conftest import STACKS
+from .conftest import ROOT, STACKS
 from .engines import engine
 from .graph import exporter_facts
 
@@ -89,91 +90,116 @@ def query(base: str, promql: str) -> list[dict[str, Any]]:
         return list(json.load(resp)["data"]["result"])
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_gpu_metrics_arrive_through_the_stack_scrape_job(
-    stack: str, plan_of: Callable[..., Plan], tmp_path: Path
-) -> None:
-    prometheus = engine("prometheus")
-    plan = plan_of(stack)
+@dataclass
+class Run:
+    """One real Prometheus scraping one stack's job, started up front so the stacks wait in parallel."""
+
+    stack: str
+    base: str = ""
+    metric: str = ""
+    exporter_port: int = 0
+    decoy_port: int = 0
+    skip: str = ""
+    procs: list[subprocess.Popen[str]] = field(default_factory=list)
+    servers: list[ThreadingHTTPServer] = field(default_factory=list)
+
+
+def start(stack: str, workdir: Path) -> Run:
+    run = Run(stack)
+    plan = plan_stack(load(stack, ROOT))  # fresh mocks for this stack
     facts = exporter_facts(plan)
     (job,) = yaml.safe_load(plan.outputs["scrapeConfig"])
     relabel_before = yaml.safe_dump(job["relabel_configs"])
     job.pop("kubernetes_sd_configs")
-    job["file_sd_configs"] = [{"files": [str(tmp_path / "targets.json")]}]
-    assert yaml.safe_dump(job["relabel_configs"]) == relabel_before
+    job["file_sd_configs"] = [{"files": [str(workdir / "targets.json")]}]
+    assert yaml.safe_dump(job["relabel_configs"]) == relabel_before  # the stack's rules, byte for byte
 
-    decoy, decoy_port = serve(DECOY_METRICS)
+    decoy, run.decoy_port = serve(DECOY_METRICS)
+    run.servers.append(decoy)
     if facts["role"] == "pod":
         # Pod discovery: the job itself rewrites the address to <pod IP>:<port>, so serve on that port.
         try:
-            exporter, exporter_port = serve(DEVICE_PLUGIN_METRICS, facts["pod_port"])
+            exporter, run.exporter_port = serve(DEVICE_PLUGIN_METRICS, facts["pod_port"])
         except OSError:
-            decoy.shutdown()
-            pytest.skip(f"port {facts['pod_port']} is busy on this machine")
-        metric = "duty_cycle"
+            run.skip = f"port {facts['pod_port']} is busy on this machine"
+            return run
+        run.metric = "duty_cycle"
         targets = [
             {"targets": ["127.0.0.1:1"], "labels": meta(facts["pod_labels"], facts["namespace"], "", "pod")},
             {
-                "targets": [f"127.0.0.1:{decoy_port}"],
+                "targets": [f"127.0.0.1:{run.decoy_port}"],
                 "labels": meta({"k8s-app": "kube-dns"}, facts["namespace"], "", "pod"),
             },
         ]
     else:
-        exporter, exporter_port = serve(DCGM_METRICS)
-        metric = "DCGM_FI_DEV_GPU_UTIL"
+        exporter, run.exporter_port = serve(DCGM_METRICS)
+        run.metric = "DCGM_FI_DEV_GPU_UTIL"
         service = meta(facts["service_labels"], facts["namespace"], facts["service_port"])
+        decoy_meta = meta({"app": "node-exporter"}, facts["namespace"], "http-metrics")
         targets = [
-            {"targets": [f"127.0.0.1:{exporter_port}"], "labels": service},
-            {
-                "targets": [f"127.0.0.1:{decoy_port}"],
-                "labels": meta({"app": "node-exporter"}, facts["namespace"], "http-metrics"),
-            },
+            {"targets": [f"127.0.0.1:{run.exporter_port}"], "labels": service},
+            {"targets": [f"127.0.0.1:{run.decoy_port}"], "labels": decoy_meta},
         ]
-    (tmp_path / "targets.json").write_text(json.dumps(targets))
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({"scrape_configs": [job]}, sort_keys=False))
+    run.servers.append(exporter)
+    (workdir / "targets.json").write_text(json.dumps(targets))
+    (workdir / "prometheus.yml").write_text(yaml.safe_dump({"scrape_configs": [job]}, sort_keys=False))
     check = subprocess.run(
-        [engine("promtool"), "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True
+        [engine("promtool"), "check", "config", str(workdir / "prometheus.yml")], capture_output=True, text=True
     )
     assert check.returncode == 0, check.stdout + check.stderr
-
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            prometheus,
-            f"--config.file={tmp_path / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    run.procs.append(
+        subprocess.Popen(
+            [
+                engine("prometheus"),
+                f"--config.file={workdir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={workdir / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        found: list[dict[str, Any]] = []
-        while time.monotonic() < deadline and not found:
-            time.sleep(1)
+    run.base = f"http://127.0.0.1:{port}"
+    return run
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
+    engine("prometheus")
+    started = {stack: start(stack, tmp_path_factory.mktemp(stack)) for stack in STACKS}
+    yield started
+    for run in started.values():
+        for proc in run.procs:
+            proc.terminate()
             try:
-                found = query(base, f'{metric}{{job="gpu-metrics"}}')
-            except OSError:
-                continue
-        assert found, f"{metric} never arrived"
-        (sample,) = found
-        assert sample["metric"]["kubernetes_node"] == NODE
-        assert sample["metric"]["pod"] == "trainer-0" and sample["value"][1] == "87"
-        with urllib.request.urlopen(f"{base}/api/v1/targets", timeout=5) as resp:  # noqa: S310
-            data = json.load(resp)["data"]
-        active = [t["scrapeUrl"] for t in data["activeTargets"]]
-        dropped = [t["discoveredLabels"]["__address__"] for t in data["droppedTargets"]]
-        assert active == [f"http://127.0.0.1:{exporter_port}/metrics"]
-        assert dropped == [f"127.0.0.1:{decoy_port}"]
-        assert len(data["activeTargets"]) == 1
-    finally:
-        proc.terminate()
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        for server in run.servers:
+            server.shutdown()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gpu_metrics_arrive_through_the_stack_scrape_job(stack: str, runs: dict[str, Run]) -> None:
+    run = runs[stack]
+    if run.skip:
+        pytest.skip(run.skip)
+    deadline = time.monotonic() + 60
+    found: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not found:
+        time.sleep(1)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        exporter.shutdown()
-        decoy.shutdown()
+            found = query(run.base, f'{run.metric}{{job="gpu-metrics"}}')
+        except OSError:
+            continue
+    assert found, f"{run.metric} never arrived"
+    (sample,) = found
+    assert sample["metric"]["kubernetes_node"] == NODE
+    assert sample["metric"]["pod"] == "trainer-0" and sample["value"][1] == "87"
+    with urllib.request.urlopen(f"{run.base}/api/v1/targets", timeout=5) as resp:  # noqa: S310 - loopback
+        data = json.load(resp)["data"]
+    active = [t["scrapeUrl"] for t in data["activeTargets"]]
+    dropped = [t["discoveredLabels"]["__address__"] for t in data["droppedTargets"]]
+    assert active == [f"http://127.0.0.1:{run.exporter_port}/metrics"]
+    assert dropped == [f"127.0.0.1:{run.decoy_port}"]
