@@ -52,3 +52,17 @@ def pinned_release(
         ),
         opts=opts,
     )
+
+
+def custom_resource(
+    resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.CustomResource:
+    """Create a custom resource from a rendered manifest (apiVersion, kind, metadata, spec)."""
+    return k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=obj["apiVersion"],
+        kind=obj["kind"],
+        metadata=obj["metadata"],
+        spec=obj["spec"],
+        opts=opts,
+    )

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
-from ..kube import pinned_release
+from ..kube import custom_resource, pinned_release
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies
 
@@ -175,14 +175,7 @@ class Karpenter(pulumi.ComponentResource):
                 {"consolidationPolicy": s.consolidationPolicy, "consolidateAfter": s.consolidateAfter},
                 s.expireAfter,
             )
-            k8s.apiextensions.CustomResource(
-                f"{name}-{pool.name}",
-                api_version=obj["apiVersion"],
-                kind=obj["kind"],
-                metadata=obj["metadata"],
-                spec=obj["spec"],
-                opts=after,
-            )
+            custom_resource(f"{name}-{pool.name}", obj, after)
         self.node_role_name = node_role.name
         self.queue_name = queue.name
         self.register_outputs({"node_role_name": self.node_role_name, "queue_name": self.queue_name})

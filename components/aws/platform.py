@@ -14,10 +14,10 @@ from types import MappingProxyType
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
 from ..catalog import NODE_IMAGES
 from ..config.model import StackConfig
+from ..kube import custom_resource
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
@@ -119,14 +119,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
                 {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s"},
                 AUTO_MODE_EXPIRY,
             )
-            k8s.apiextensions.CustomResource(
-                f"{name}-{pool.name}",
-                api_version=obj["apiVersion"],
-                kind=obj["kind"],
-                metadata=obj["metadata"],
-                spec=obj["spec"],
-                opts=opts,
-            )
+            custom_resource(f"{name}-{pool.name}", obj, opts)
 
     def _gpu_operator(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> pulumi.Resource:
         return operator.GpuOperator(f"{name}-gpu-operator", operator_args(cfg), opts=opts)

@@ -165,7 +165,5 @@ def matrix_markdown(names: tuple[str, ...] | None = None) -> str:
     for p in PLATFORMS.values():
         if names is None or p.name in names:
             cells = (p.drivers, p.toolkit, p.device_plugin, p.metrics)
-            rows.append(
-                f"| `{p.name}` | {p.cloud} | {p.provisioning} | " + " | ".join(_cell(c) for c in cells) + " |"
-            )
+            rows.append(f"| `{p.name}` | {p.cloud} | {p.provisioning} | " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(rows)

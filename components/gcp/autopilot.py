@@ -18,6 +18,7 @@ from ..config.model import ClusterConfig, GcpConfig, StackConfig
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import monitoring_outputs
 from . import render
+from .access import kube_access, node_service_account
 
 DEVICE_PLUGIN = ScrapeTarget(
     namespace="kube-system",
@@ -78,41 +79,14 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
             f"{name}-gcp", project=cfg.gcp.project, region=cfg.gcp.region, opts=pulumi.ResourceOptions(parent=self)
         )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        sa = gcp.serviceaccount.Account(
-            f"{name}-nodes",
-            account_id=render.node_service_account_id(cfg.cluster.name),
-            display_name=f"GKE Autopilot nodes of {cfg.cluster.name} (gpuplane)",
-            project=cfg.gcp.project,
-            opts=child,
-        )
-        roles = [
-            gcp.projects.IAMMember(
-                f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
-                project=cfg.gcp.project,
-                role=role,
-                member=sa.email.apply(lambda e: f"serviceAccount:{e}"),
-                opts=child,
-            )
-            for role in render.NODE_ROLES
-        ]
+        sa, roles = node_service_account(name, cfg.cluster, cfg.gcp, child)
         managed = cfg.monitoring.integration == "gke-managed"
         cluster = gcp.container.Cluster(
             f"{name}-cluster",
             **autopilot_cluster_args(cfg.cluster, cfg.gcp, sa.email, managed),
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=roles),
         )
-        context = f"gke_{cfg.gcp.project}_{cfg.gcp.region}_{cfg.cluster.name}"
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-                lambda parts: render.kubeconfig(context, str(parts[0]), str(parts[1]))
-            )
-        )
-        self.k8s_provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster])
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
         self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)

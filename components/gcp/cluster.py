@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 from ..config.model import ClusterConfig, GcpConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from . import render
+from .access import kube_access, node_service_account
 
 
 class GkeGpuClusterArgs:
@@ -55,24 +56,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
         super().__init__("gpuplane:gcp:GkeGpuCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        sa = gcp.serviceaccount.Account(
-            f"{name}-nodes",
-            account_id=render.node_service_account_id(args.cluster.name),
-            display_name=f"GKE nodes of {args.cluster.name} (gpuplane)",
-            project=args.gcp.project,
-            opts=child,
-        )
-        member = sa.email.apply(lambda e: f"serviceAccount:{e}")
-        roles = [
-            gcp.projects.IAMMember(
-                f"{name}-nodes-{role.split('/')[-1].replace('.', '-')}",
-                project=args.gcp.project,
-                role=role,
-                member=member,
-                opts=child,
-            )
-            for role in render.NODE_ROLES
-        ]
+        sa, roles = node_service_account(name, args.cluster, args.gcp, child)
 
         cluster_args = render.cluster_args(args.cluster, args.gcp, args.managed_prometheus)
         if args.auto_provisioning is not None:
@@ -95,17 +79,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
             for pool in (args.gpu_pools if args.auto_provisioning is None else [])
         ]
 
-        context = f"gke_{args.gcp.project}_{args.gcp.region}_{args.cluster.name}"
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-                lambda parts: render.kubeconfig(context, str(parts[0]), str(parts[1]))
-            )
-        )
-        self.k8s_provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*gpu_pools] or [cluster]),
+        self.kubeconfig, self.k8s_provider = kube_access(
+            name, cluster, args.cluster, args.gcp, self, [*gpu_pools] or [cluster]
         )
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint

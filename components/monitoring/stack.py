@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube import pinned_release, privileged_namespace
+from ..kube import custom_resource, pinned_release, privileged_namespace
 from .dashboard import dashboard_configmap
 from .monitors import pod_monitoring_manifest, service_monitor_manifest
 from .rules import RuleSettings, prometheus_rule_manifest, rule_groups
@@ -131,12 +131,5 @@ class GpuMonitoring(pulumi.ComponentResource):
             if obj["kind"] == "ConfigMap":
                 k8s.core.v1.ConfigMap(f"{name}-{role}", metadata=obj["metadata"], data=obj["data"], opts=opts_)
             else:
-                k8s.apiextensions.CustomResource(
-                    f"{name}-{role}",
-                    api_version=obj["apiVersion"],
-                    kind=obj["kind"],
-                    metadata=obj["metadata"],
-                    spec=obj["spec"],
-                    opts=opts_,
-                )
+                custom_resource(f"{name}-{role}", obj, opts_)
         self.register_outputs({})
