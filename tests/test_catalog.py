@@ -35,9 +35,12 @@ def test_aws_instance_types_look_like_ec2_types() -> None:
 
 def test_mig_profiles_fit_the_gpu_memory() -> None:
     for gpu in GPUS.values():
-        for profile in gpu.mig_profiles:
+        for profile, count in gpu.mig_profiles.items():
             m = re.fullmatch(r"([1-7])g\.([0-9]+)gb", profile)
             assert m and int(m.group(2)) <= gpu.memory_gib, (gpu.name, profile)
+            # Instances x compute slices never exceed the GPU's 7 slices.
+            assert 1 <= count and count * int(m.group(1)) <= 7, (gpu.name, profile)
+        assert set(gpu.gke_mig_profiles) <= set(gpu.mig_profiles)
     assert not lookup("t4").mig_capable and lookup("a100-40gb").mig_capable  # type: ignore[union-attr]
 
 

@@ -115,7 +115,9 @@ def test_gpu_node_groups_can_scale_from_zero(plan_of: Callable[..., Plan]) -> No
         for taint in g["taints"]:
             assert asg[CA_PREFIX + f"taint/{taint['key']}"] == f"{taint['value']}:{EKS_EFFECTS[taint['effect']]}"
         gpus = {GPUS[stack_pools()[name]["gpu"]].aws.instances[t] for t in g["instanceTypes"]}  # type: ignore[union-attr]
-        assert {int(asg[CA_PREFIX + "resources/nvidia.com/gpu"])} == gpus
+        # Time-slicing/MPS replicas multiply what the device plugin advertises per physical GPU.
+        replicas = stack_pools()[name].get("sharing", {}).get("replicas", 1)
+        assert {int(asg[CA_PREFIX + "resources/nvidia.com/gpu"])} == {n * replicas for n in gpus}
 
 
 def test_autoscaler_identity_is_scoped_to_this_cluster(plan_of: Callable[..., Plan]) -> None:

@@ -80,7 +80,7 @@ def test_prometheus_selects_the_monitor_and_rules(stack: str, integration: str, 
 @pytest.mark.parametrize("stack", [s for s in STACKS if "install" in platform_of(s).integrations])
 def test_dashboard_is_labelled_for_the_grafana_sidecar(stack: str, plan_of: Callable[..., Plan]) -> None:
     plan = plan_of(stack_with(stack, monitoring={"integration": "install"}))
-    (cm,) = objects(plan, "ConfigMap")
+    (cm,) = [c for c in objects(plan, "ConfigMap") if "grafana_dashboard" in c["metadata"].get("labels", {})]
     assert cm["metadata"]["labels"] == {"grafana_dashboard": "1"}
     (release,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "kube-prometheus-stack"]
     assert release.inputs["values"]["grafana"]["enabled"] is True

@@ -16,6 +16,7 @@ from ..catalog import NODE_IMAGES, lookup
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..nodes import pool_labels, pool_taints
+from ..nvidia.sharing import operator_node_labels
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -195,7 +196,7 @@ def gpu_node_pool(
         "metadata": {"name": pool.name},
         "spec": {
             "template": {
-                "metadata": {"labels": pool_labels(cluster.name, pool)},
+                "metadata": {"labels": {**pool_labels(cluster.name, pool), **operator_node_labels(pool)}},
                 "spec": {
                     "nodeClassRef": dict(node_class_ref),
                     "requirements": requirements,

@@ -56,6 +56,7 @@ def operator_args(cfg: StackConfig) -> operator.GpuOperatorArgs:
     return operator.GpuOperatorArgs(
         image=NODE_IMAGES[cfg.gpuPools[0].amiType],
         targets=[pool_target("aws", cfg.cluster.name, p) for p in cfg.gpuPools],
+        pools=cfg.gpuPools,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..catalog import NODE_IMAGES, lookup
 from ..config.model import ClusterConfig, GpuPool
 from ..nodes import pool_labels, pool_taints
+from ..nvidia.sharing import advertised, operator_node_labels
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
     {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
@@ -139,8 +140,9 @@ def instance_types(pool: GpuPool) -> list[str]:
 
 
 def gpu_node_labels(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
-    """Node labels of an EKS GPU pool: gpuplane's, plus the accelerator label cluster-autoscaler reads."""
-    return {**pool_labels(cluster.name, pool), ACCELERATOR_LABEL: f"nvidia-{pool.gpu}"}
+    """Node labels of an EKS GPU pool: gpuplane's, the accelerator label cluster-autoscaler reads, and
+    the gpu-operator's sharing labels."""
+    return {**pool_labels(cluster.name, pool), ACCELERATOR_LABEL: f"nvidia-{pool.gpu}", **operator_node_labels(pool)}
 
 
 def launch_template_args(cluster: str, pool_name: str, disk_gb: int, ami_type: str) -> dict[str, Any]:
@@ -211,7 +213,8 @@ def node_template_tags(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
     tags = {f"{CA_TAG_PREFIX}/label/{k}": v for k, v in gpu_node_labels(cluster, pool).items()}
     for t in pool_taints("aws", pool):
         tags[f"{CA_TAG_PREFIX}/taint/{t.key}"] = f"{t.value}:{t.effect}"
-    tags[f"{CA_TAG_PREFIX}/resources/nvidia.com/gpu"] = str(pool.gpusPerNode)
+    for resource, count in advertised(pool, "aws").items():
+        tags[f"{CA_TAG_PREFIX}/resources/{resource}"] = str(count)
     return tags
 
 

@@ -9,7 +9,7 @@ user guide for the partition profiles. Checked 2026-11.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 
@@ -74,8 +74,10 @@ class Gpu:
     memory_gib: int
     """Memory per GPU in GiB."""
     architecture: str
-    mig_profiles: tuple[str, ...] = ()
-    """MIG partition profiles (e.g. `1g.10gb`); empty when the GPU has no MIG."""
+    mig_profiles: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """MIG partition profile (e.g. `1g.10gb`) -> instances of it one GPU splits into; empty without MIG."""
+    gke_mig_profiles: tuple[str, ...] = ()
+    """The profiles GKE accepts as `gpu_partition_size` (GKE offers no 4g profiles on A100/H100)."""
     gcp: GcpOffer | None = None
     aws: AwsOffer | None = None
     description: str = ""
@@ -237,7 +239,8 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 name="a100-40gb",
                 memory_gib=40,
                 architecture="ampere",
-                mig_profiles=("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+                mig_profiles=_frozen({"1g.5gb": 7, "2g.10gb": 3, "3g.20gb": 2, "4g.20gb": 1, "7g.40gb": 1}),
+                gke_mig_profiles=("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"),
                 description="NVIDIA A100 40GB: training",
                 gcp=GcpOffer(
                     accelerator="nvidia-tesla-a100",
@@ -257,7 +260,8 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 name="a100-80gb",
                 memory_gib=80,
                 architecture="ampere",
-                mig_profiles=("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+                mig_profiles=_frozen({"1g.10gb": 7, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1}),
+                gke_mig_profiles=("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
                 description="NVIDIA A100 80GB: training",
                 gcp=GcpOffer(
                     accelerator="nvidia-a100-80gb",
@@ -271,7 +275,10 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 name="h100",
                 memory_gib=80,
                 architecture="hopper",
-                mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+                mig_profiles=_frozen(
+                    {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1}
+                ),
+                gke_mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "7g.80gb"),
                 description="NVIDIA H100 80GB: large-scale training",
                 gcp=GcpOffer(
                     accelerator="nvidia-h100-80gb",
@@ -283,7 +290,10 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 name="h200",
                 memory_gib=141,
                 architecture="hopper",
-                mig_profiles=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+                mig_profiles=_frozen(
+                    {"1g.18gb": 7, "1g.35gb": 4, "2g.35gb": 3, "3g.71gb": 2, "4g.71gb": 1, "7g.141gb": 1}
+                ),
+                gke_mig_profiles=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "7g.141gb"),
                 description="NVIDIA H200 141GB: large-scale training",
                 gcp=GcpOffer(accelerator="nvidia-h200-141gb", machines=_frozen({"a3-ultragpu-8g": 8})),
                 aws=AwsOffer(instances=_frozen({"p5e.48xlarge": 8, "p5en.48xlarge": 8}), gpu_name="h200"),

@@ -45,6 +45,8 @@ class Platform:
     """Fewest `gpuPools` entries the platform needs."""
     sections: tuple[str, ...] = ()
     """Optional config sections only this platform reads (e.g. `karpenter`)."""
+    sharing: tuple[str, ...] = ("time-slicing", "mps", "mig")
+    """GPU sharing strategies the platform can carry out (`gpuPools[].sharing.strategy`)."""
     description: str = ""
 
     @property
@@ -111,6 +113,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 integrations=("gke-managed", "scrape-config"),
                 fixed_pools=False,
                 min_pools=0,
+                sharing=("time-slicing", "mig"),
                 description="Autopilot: everything NVIDIA is GKE's; metrics come from GKE's device plugin "
                 "(:2112) or managed DCGM. gpuplane installs nothing privileged.",
             ),
@@ -140,6 +143,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 builder="components.aws.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 fixed_pools=False,
+                sharing=(),
                 description="EKS Auto Mode manages the NVIDIA driver and device plugin; gpuplane adds GPU NodePools "
                 "and a standalone dcgm-exporter for metrics (no gpu-operator).",
             ),

@@ -12,13 +12,14 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from ..catalog import DEFAULT_GPU_IMAGE, NODE_IMAGES, PLATFORMS, Platform, gpus_on, lookup, operator_components
+from ..catalog import DEFAULT_GPU_IMAGE, GPUS, NODE_IMAGES, PLATFORMS, Platform, gpus_on, lookup, operator_components
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
 from .base import bad_labels, context_value
 from .monitoring import MonitoringConfig
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
+from .sharing import Sharing
 
 
 def _cloud(info: ValidationInfo) -> str | None:
@@ -139,6 +140,8 @@ class GpuPool(_Model):
     """Boot disk type (GCP)."""
     driverVersion: Literal["DEFAULT", "LATEST"] = "DEFAULT"
     """GKE-managed NVIDIA driver: the GKE version's DEFAULT or its LATEST driver."""
+    sharing: Sharing | None = None
+    """Share each GPU between pods: time-slicing, MPS or MIG (see `Sharing`)."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Extra node labels."""
     taints: list[Taint] = Field(default_factory=list)
@@ -218,6 +221,30 @@ class GpuPool(_Model):
         return v
 
     _max_ge_min = field_validator("maxNodes")(_max_nodes_ge_min)
+
+    @field_validator("sharing")
+    @classmethod
+    def _sharing_possible(cls, v: Sharing | None, info: ValidationInfo) -> Sharing | None:
+        if v is None:
+            return v
+        gpu = lookup(str(info.data.get("gpu", "")))
+        platform = context_value(info, "platform")
+        if isinstance(platform, Platform) and v.strategy not in platform.sharing:
+            offered = ", ".join(platform.sharing) or "none (its device plugin is managed by the cloud)"
+            raise ValueError(f"{platform.name} does not offer {v.strategy} (offered: {offered})")
+        if v.strategy == "mig" and gpu is not None:
+            profiles = list(gpu.gke_mig_profiles if _cloud(info) == "gcp" else gpu.mig_profiles)
+            if not gpu.mig_capable:
+                capable = ", ".join(n for n, g in GPUS.items() if g.mig_capable)
+                raise ValueError(f"{gpu.name} has no MIG (MIG-capable: {capable})")
+            if v.migProfile not in profiles:
+                raise ValueError(
+                    f"{v.migProfile} is not a MIG profile of {gpu.name} here (profiles: {', '.join(profiles)})"
+                )
+            image = NODE_IMAGES.get(str(info.data.get("amiType")))
+            if _cloud(info) == "aws" and image is not None and not image.mig_manager:
+                raise ValueError(f"{image.ami_type} has no gpu-operator MIG manager; use AL2023_x86_64_NVIDIA for MIG")
+        return v
 
     @field_validator("labels")
     @classmethod

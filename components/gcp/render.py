@@ -14,6 +14,7 @@ from ..catalog import lookup
 from ..config.model import ClusterConfig, GcpConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..nodes import pool_labels, pool_taints
+from ..nvidia.sharing import gke_accelerator_sharing
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
     {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
@@ -138,6 +139,7 @@ def gpu_pool_args(
                     "type": accelerator(pool),
                     "count": pool.gpusPerNode,
                     "gpu_driver_installation_config": {"gpu_driver_version": pool.driverVersion},
+                    **gke_accelerator_sharing(pool),
                 }
             ],
             "taints": [

@@ -15,8 +15,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import NodeImage, operator_components
+from ..config.model import GpuPool
 from ..kube import pinned_release, privileged_namespace
 from ..nodes import GpuNodeTarget, tolerations_for
+from .sharing import DEVICE_PLUGIN_CONFIG, device_plugin_configmap, mig_strategy
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
@@ -35,7 +37,7 @@ CONTROL_PLANE_TOLERATION = {
 
 
 def operator_values(
-    image: NodeImage, targets: Sequence[GpuNodeTarget], service_monitor: bool = False
+    image: NodeImage, targets: Sequence[GpuNodeTarget], pools: Sequence[GpuPool] = (), service_monitor: bool = False
 ) -> dict[str, Any]:
     """gpu-operator values for GPU pools on `image`, tolerating exactly the pools' taints.
 
@@ -51,8 +53,13 @@ def operator_values(
         "cdi": {"enabled": comps["toolkit"]},
         "driver": {"enabled": comps["driver"]},
         "toolkit": {"enabled": comps["toolkit"]},
-        "devicePlugin": {"enabled": comps["devicePlugin"]},
+        "devicePlugin": {
+            "enabled": comps["devicePlugin"],
+            # Our ConfigMap: `default` keeps GPUs whole; sharing pools pick theirs by node label.
+            "config": {"name": DEVICE_PLUGIN_CONFIG, "default": "default"},
+        },
         "migManager": {"enabled": comps["migManager"]},
+        "mig": {"strategy": mig_strategy(pools)},
         "gfd": {"enabled": True},
         "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": service_monitor}},
         "daemonsets": {"tolerations": tolerations},
@@ -67,6 +74,7 @@ class GpuOperatorArgs:
         self,
         image: NodeImage,
         targets: Sequence[GpuNodeTarget],
+        pools: Sequence[GpuPool] = (),
         service_monitor: bool = False,
         namespace: str = NAMESPACE,
     ) -> None:
@@ -74,6 +82,8 @@ class GpuOperatorArgs:
         """The GPU pools' node image; decides driver/toolkit/device plugin/MIG manager."""
         self.targets = list(targets)
         """The GPU pools; operator DaemonSets tolerate exactly their taints."""
+        self.pools = list(pools)
+        """The GPU pools' config: their sharing becomes device-plugin configs and the MIG strategy."""
         self.service_monitor = service_monitor
         """Create the dcgm-exporter ServiceMonitor (needs the prometheus-operator CRDs)."""
         self.namespace = namespace
@@ -92,13 +102,20 @@ class GpuOperator(pulumi.ComponentResource):
         ns = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata=ns_obj["metadata"], opts=pulumi.ResourceOptions(parent=self)
         )
+        cm = device_plugin_configmap(args.namespace, args.pools)
+        config = k8s.core.v1.ConfigMap(
+            f"{name}-device-plugin-config",
+            metadata=cm["metadata"],
+            data=cm["data"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+        )
         release = pinned_release(
             f"{name}-release",
             "gpu-operator",
             RELEASE,
             args.namespace,
-            operator_values(args.image, args.targets, args.service_monitor),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+            operator_values(args.image, args.targets, args.pools, args.service_monitor),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, config]),
             timeout=900,
         )
         self.namespace = ns.metadata.name
