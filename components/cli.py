@@ -39,6 +39,18 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_placement(args: argparse.Namespace) -> int:
+    import yaml
+
+    from .config import namespace_of, parse_config
+    from .placement import placement
+    from .plan import load
+
+    cfg = parse_config(namespace_of(load(args.stack).flat_config()))
+    print(yaml.safe_dump(placement(cfg, args.pool, args.gpus), sort_keys=False).rstrip())
+    return 0
+
+
 def cmd_gpus(args: argparse.Namespace) -> int:
     from .catalog import GPUS
 
@@ -86,6 +98,11 @@ def parser() -> argparse.ArgumentParser:
     ru = sub.add_parser("rules", help="print the stack's GPU alerting and recording rules (a Prometheus rules file)")
     ru.add_argument("stack")
     ru.set_defaults(func=cmd_rules)
+    pc = sub.add_parser("placement", help="pod spec fragments (resources, affinity, tolerations) for a pool")
+    pc.add_argument("stack")
+    pc.add_argument("pool")
+    pc.add_argument("--gpus", type=int, default=1, help="GPUs (or MIG slices / shared GPUs) to request")
+    pc.set_defaults(func=cmd_placement)
     sub.add_parser("gpus", help="list the GPU catalog").set_defaults(func=cmd_gpus)
     sub.add_parser("stacks", help="list the project's stacks").set_defaults(func=cmd_stacks)
     mx = sub.add_parser("matrix", help="what each platform ships and what gpuplane installs (for one stack or all)")

@@ -116,3 +116,58 @@ def exporter_facts(plan: Plan) -> dict[str, Any]:
 
 def selects(match_labels: dict[str, str], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in match_labels.items())
+
+
+GKE_SHARING = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
+EKS_CAPACITY = {"SPOT": "SPOT", "ON_DEMAND": "ON_DEMAND"}
+
+
+def node_models(plan: Plan) -> dict[str, tuple[dict[str, set[str]], set[tuple[str, str, str]]]]:
+    """Pool -> (label -> values a node of it can carry, its taints), read from the planned node pools,
+    node groups or NodePools plus the labels each platform adds to the nodes it creates."""
+    models: dict[str, tuple[dict[str, set[str]], set[tuple[str, str, str]]]] = {}
+    for r in gpu_node_pools(plan):  # GKE
+        nc = r.inputs["nodeConfig"]
+        acc = nc["guestAccelerators"][0]
+        labels = {k: {v} for k, v in nc["labels"].items()}
+        labels["cloud.google.com/gke-nodepool"] = {r.inputs["name"]}
+        labels["cloud.google.com/gke-accelerator"] = {acc["type"]}
+        if nc.get("spot"):
+            labels["cloud.google.com/gke-spot"] = {"true"}
+        if "gpuSharingConfig" in acc:
+            sc = acc["gpuSharingConfig"]
+            labels["cloud.google.com/gke-gpu-sharing-strategy"] = {GKE_SHARING[sc["gpuSharingStrategy"]]}
+            labels["cloud.google.com/gke-max-shared-clients-per-gpu"] = {str(sc["maxSharedClientsPerGpu"])}
+        if "gpuPartitionSize" in acc:
+            labels["cloud.google.com/gke-gpu-partition-size"] = {acc["gpuPartitionSize"]}
+        models[r.inputs["name"]] = (labels, node_taints(r))
+    for r in plan.by_type("eks:index:ManagedNodeGroup"):
+        i = r.inputs
+        if "gpuplane.io/pool" not in i["labels"]:
+            continue
+        labels = {k: {v} for k, v in i["labels"].items()}
+        labels["eks.amazonaws.com/capacityType"] = {EKS_CAPACITY[i["capacityType"]]}
+        labels["eks.amazonaws.com/nodegroup"] = {i["nodeGroupName"]}
+        taints = {(t["key"], t.get("value", ""), GKE_EFFECTS[t["effect"]]) for t in i.get("taints", [])}
+        models[i["labels"]["gpuplane.io/pool"]] = (labels, taints)
+    for r in plan.resources:
+        if r.inputs.get("kind") != "NodePool":
+            continue
+        t = r.inputs["spec"]["template"]
+        labels = {k: {v} for k, v in t["metadata"]["labels"].items()}
+        labels["karpenter.sh/nodepool"] = {r.inputs["metadata"]["name"]}
+        for req in t["spec"]["requirements"]:
+            if req["operator"] == "In":
+                labels[req["key"]] = set(req["values"])
+        taints = {(x["key"], x.get("value", ""), x["effect"]) for x in t["spec"].get("taints", [])}
+        models[r.inputs["metadata"]["name"]] = (labels, taints)
+    return models
+
+
+def could_match(affinity: dict[str, Any], labels: dict[str, set[str]]) -> bool:
+    """Whether some node of a pool (labels may take any of several values) satisfies required affinity."""
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    return any(
+        all(e["operator"] == "In" and labels.get(e["key"], set()) & set(e["values"]) for e in term["matchExpressions"])
+        for term in terms
+    )

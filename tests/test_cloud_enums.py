@@ -85,6 +85,8 @@ def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]
     if any(r.inputs["nodeConfig"].get("guestAccelerators") for r in pools):
         expected |= {"NodeTaint.effect", "GPUDriverInstallationConfig.gpuDriverVersion"}
         expected |= {"NodePoolAutoscaling.locationPolicy"}
+    if any("gpuSharingConfig" in a for r in pools for a in r.inputs["nodeConfig"].get("guestAccelerators", [])):
+        expected |= {"GPUSharingConfig.gpuSharingStrategy"}
     if any("autoscalingProfile" in r.inputs.get("clusterAutoscaling", {}) for r in clusters):
         expected |= {"ClusterAutoscaling.autoscalingProfile"}
     assert expected <= checked, expected - checked

@@ -23,6 +23,7 @@ from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_target, select_pools
 from ..nvidia import dcgm, operator
+from ..smoke import smoke_tests
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
 from .cluster import EksGpuCluster, EksGpuClusterArgs
@@ -88,6 +89,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
         PROVISIONERS[cfg.platform](self, name, cfg, on_k8s)
         self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
+        smoke_tests(name, cfg, [self.exporter], on_k8s)
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         self.register_outputs(dict(self.outputs))
 

@@ -255,6 +255,15 @@ class GpuPool(_Model):
         return v
 
 
+class SmokeTest(_Model):
+    """An `nvidia-smi` Job per GPU pool after deploy (off by default)."""
+
+    enabled: bool = False
+    """Create the Jobs; `pulumi up` then waits until each pool ran one GPU pod."""
+    image: str = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+    """A CUDA base image with `nvidia-smi`."""
+
+
 class StackConfig(_Model):
     """Everything under the `gpuplane:` namespace of one stack."""
 
@@ -272,6 +281,8 @@ class StackConfig(_Model):
     """GKE node auto-provisioning limits and defaults (`gke-nap`)."""
     karpenter: KarpenterConfig | None = Field(default=None, validate_default=True)
     """Karpenter NodePool and EC2NodeClass settings (`eks-karpenter`)."""
+    smokeTest: SmokeTest | None = None
+    """Optional `nvidia-smi` Job per pool that proves each pool can run a GPU pod."""
     monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
     """GPU metrics settings."""
 

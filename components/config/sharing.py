@@ -33,7 +33,7 @@ class Sharing(Model):
                 raise ValueError(f"strategy {self.strategy} needs replicas (2-48)")
             if self.migProfile is not None:
                 raise ValueError(
-                    f"migProfile applies to strategy mig only; {self.strategy} cannot be combined with MIG"
+                    f"migProfile applies to strategy mig only; {self.strategy} can't be combined with MIG"
                 )
         return self
 

@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 from ..config.model import ClusterConfig, GcpConfig, StackConfig
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import monitoring_outputs
+from ..smoke import smoke_tests
 from . import render
 from .access import kube_access, node_service_account
 
@@ -89,6 +90,7 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster])
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
+        smoke_tests(name, cfg, [], pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider}))
         self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
         self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig, **self.outputs})
 

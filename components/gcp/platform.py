@@ -15,6 +15,7 @@ from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import GPU_TAINT, SPOT_TAINTS, NodeSelection, pool_target, select_by_label, select_pools
 from ..nvidia import dcgm
+from ..smoke import smoke_tests
 from . import render
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
@@ -89,6 +90,12 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             scrape_target(cfg),
             self.exporter,
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
+        )
+        smoke_tests(
+            name,
+            cfg,
+            [self.exporter],
+            pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         self.register_outputs(dict(self.outputs))

@@ -1,0 +1,66 @@
+"""Optional smoke test: one `nvidia-smi` Job per GPU pool, placed with the placement helpers.
+
+Off by default (`gpuplane:smokeTest.enabled`). After `pulumi up`, each Job completing proves that a GPU
+of that pool is schedulable: the pool scales up, the device plugin advertises the GPU, and a pod with
+the helper's affinity and tolerations lands there. Pulumi waits for each Job to finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .config.model import StackConfig
+from .placement import pod
+
+NAMESPACE = "gpuplane-smoke"
+
+
+def smoke_job(cfg: StackConfig, pool: str, image: str) -> dict[str, Any]:
+    """A Job running `nvidia-smi -L` on one GPU (or slice) of `pool`."""
+    p = pod(cfg, pool, 1, f"gpu-smoke-{pool}", image, ["nvidia-smi", "-L"])
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": f"gpu-smoke-{pool}", "namespace": NAMESPACE, "labels": {"gpuplane.io/pool": pool}},
+        "spec": {
+            "backoffLimit": 1,
+            # Scaling a GPU pool up from zero can take many minutes.
+            "activeDeadlineSeconds": 1800,
+            "ttlSecondsAfterFinished": 86400,
+            "template": {"metadata": {"labels": {"gpuplane.io/smoke": pool}}, "spec": p["spec"]},
+        },
+    }
+
+
+class GpuSmokeTests(pulumi.ComponentResource):
+    """The smoke-test namespace and one Job per pool."""
+
+    def __init__(
+        self, name: str, cfg: StackConfig, after: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuplane:index:GpuSmokeTests", name, None, opts)
+        assert cfg.smokeTest is not None
+        ns = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata={"name": NAMESPACE, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        for p in cfg.gpuPools:
+            job = smoke_job(cfg, p.name, cfg.smokeTest.image)
+            k8s.batch.v1.Job(
+                f"{name}-{p.name}",
+                metadata=job["metadata"],
+                spec=job["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, *after]),
+            )
+        self.register_outputs({})
+
+
+def smoke_tests(name: str, cfg: StackConfig, after: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions) -> None:
+    """Create the smoke tests when the stack turns them on."""
+    if cfg.smokeTest is not None and cfg.smokeTest.enabled:
+        GpuSmokeTests(f"{name}-smoke", cfg, after, opts=opts)

@@ -1,0 +1,112 @@
+"""Placement fragments match the pools they target, on every pool of every shipped stack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config import ConfigError, namespace_of, parse_config
+from components.config.model import StackConfig
+from components.placement import placement, pod
+from components.plan import Plan, load
+
+from .conftest import ROOT, STACKS, stack_with
+from .graph import RELEASE, could_match, kube_objects, node_models, tolerates
+
+kubernetes_validate = pytest.importorskip("kubernetes_validate")
+
+
+def config(stack: str) -> StackConfig:
+    return parse_config(namespace_of(load(stack, ROOT).flat_config()))
+
+
+CASES = [(s, p.name) for s in STACKS for p in config(s).gpuPools]
+
+
+@pytest.mark.parametrize(("stack", "pool"), CASES)
+def test_fragment_lands_on_its_pool_and_no_other(stack: str, pool: str, plan_of: Callable[..., Plan]) -> None:
+    cfg = config(stack)
+    fragment = placement(cfg, pool)
+    models = node_models(plan_of(stack))
+    for t in fragment["tolerations"]:
+        assert t["effect"] == "NoSchedule"
+    if not models:  # NAP / Autopilot: GKE creates nodes from the pod's own selectors
+        acc = next(
+            e
+            for e in fragment["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+                "nodeSelectorTerms"
+            ][0]["matchExpressions"]
+            if e["key"] == "cloud.google.com/gke-accelerator"
+        )
+        plan = plan_of(stack)
+        (cluster,) = plan.by_type("gcp:container/cluster:Cluster")
+        limits = {r["resourceType"] for r in cluster.inputs.get("clusterAutoscaling", {}).get("resourceLimits", [])}
+        assert not limits or acc["values"][0] in limits, "NAP may create nodes with this GPU"
+        assert tolerates(fragment["tolerations"], ("nvidia.com/gpu", "present", "NoSchedule"))
+        return
+    labels, taints = models[pool]
+    assert could_match(fragment["affinity"], labels), f"{pool}: affinity not satisfied by its own nodes"
+    for taint in taints:
+        assert tolerates(fragment["tolerations"], taint), f"{pool}: {taint} not tolerated"
+    for other, (other_labels, _) in models.items():
+        if other != pool:
+            assert not could_match(fragment["affinity"], other_labels), f"{pool}'s pods could land on {other}"
+
+
+@pytest.mark.parametrize(("stack", "pool"), CASES)
+def test_fragment_is_a_valid_pod(stack: str, pool: str) -> None:
+    p = pod(config(stack), pool, 1, "probe", "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", ["nvidia-smi"])
+    kubernetes_validate.validate(p, "1.31.0", strict=True)
+
+
+def test_resource_names_follow_the_sharing_mechanism() -> None:
+    assert placement(config("aws-karpenter"), "notebooks")["resources"] == {"limits": {"nvidia.com/mig-1g.5gb": 1}}
+    assert placement(config("gcp-standard"), "inference")["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert placement(config("gcp-standard"), "training", 8)["resources"] == {"limits": {"nvidia.com/gpu": 8}}
+
+
+@pytest.mark.parametrize(
+    ("stack", "pool", "gpus", "message"),
+    [
+        ("gcp-standard", "inference", 2, "inference nodes offer 1 to 1 nvidia.com/gpu, not 2"),
+        ("gcp-standard", "training", 9, "training nodes offer 1 to 8 nvidia.com/gpu, not 9"),
+        ("gcp-standard", "nope", 1, "no GPU pool 'nope' in this stack (pools: inference, training)"),
+    ],
+)
+def test_placement_errors(stack: str, pool: str, gpus: int, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        placement(config(stack), pool, gpus)
+    assert [m for _, m in info.value.problems] == [message]
+
+
+def test_cli_prints_the_fragment(capsys: pytest.CaptureFixture[str]) -> None:
+    from components.cli import main
+
+    assert main(["placement", "aws-managed", "training", "--gpus", "8"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == placement(config("aws-managed"), "training", 8)
+
+
+def test_readme_rebuilds_the_seed_pod_with_the_helper() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- placement:start")[1].split("```yaml")[1].split("```")[0]
+    cfg = parse_config({**namespace_of(load("gcp-standard", ROOT).flat_config())})
+    assert yaml.safe_load(block) == placement(cfg, "training", 2)
+
+
+def test_smoke_jobs_are_off_by_default_and_placed_by_the_helper(plan_of: Callable[..., Plan]) -> None:
+    assert not [r for r in plan_of("gcp-standard").resources if r.type == "kubernetes:batch/v1:Job"]
+    plan = plan_of(stack_with("aws-karpenter", smokeTest={"enabled": True}))
+    jobs = {r.inputs["metadata"]["labels"]["gpuplane.io/pool"]: r for r in plan.by_type("kubernetes:batch/v1:Job")}
+    cfg = config("aws-karpenter")
+    assert set(jobs) == {p.name for p in cfg.gpuPools}
+    (op,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "gpu-operator"]
+    for name, job in jobs.items():
+        spec: dict[str, Any] = job.inputs["spec"]["template"]["spec"]
+        assert spec["affinity"] == placement(cfg, name)["affinity"]
+        assert spec["containers"][0]["command"] == ["nvidia-smi", "-L"]
+        assert op.urn in job.dependencies, "runs after the device plugin is installed"
+        kubernetes_validate.validate(job.inputs, "1.31.0", strict=True)
+    assert [r for r in kube_objects(plan) if r.inputs["kind"] == "Job"]
