@@ -118,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `gpuplane plan X | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ def exporter_facts(plan: Plan) -> dict[str, Any]:
                 "namespace": i["namespace"],
                 "service_labels": sel,
                 "service_port": "metrics",
+                # The DaemonSet's pod template carries the selector labels (plus podLabels).
                 "pod_labels": {**sel, **i["values"].get("podLabels", {})},
                 "container_port": "metrics",
             }

@@ -45,7 +45,7 @@ def rule_tests() -> dict[str, Any]:
     series = [
         {"series": 'up{job="gpu-metrics", instance="10.0.0.1:9400"}', "values": "0x40"},
         {"series": 'up{job="gpu-metrics", instance="10.0.0.2:9400"}', "values": "1x40"},
-        {"series": f'DCGM_FI_DEV_XID_ERRORS{{gpu="0", {n1}}}', "values": "0 0 79x38"},
+        {"series": f'DCGM_FI_DEV_XID_ERRORS{{gpu="0", {n1}}}', "values": "0x29 79x11"},
         {"series": f'DCGM_FI_DEV_XID_ERRORS{{gpu="0", {n2}}}', "values": "0x40"},
         {"series": f'DCGM_FI_DEV_GPU_TEMP{{gpu="0", {n1}}}', "values": "91x40"},
         {"series": f'DCGM_FI_DEV_GPU_TEMP{{gpu="0", {n2}}}', "values": "70x40"},

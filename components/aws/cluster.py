@@ -116,7 +116,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         cluster: eks.Cluster,
         private: Sequence[pulumi.Input[str]],
     ) -> list[eks.ManagedNodeGroup]:
-        """The node role, the system node group, and one tagged managed node group per GPU pool."""
+        """The node role, the system node group, and one tagged managed node group per GPU pool (all returned)."""
         child = pulumi.ResourceOptions(parent=self)
         node_role = aws.iam.Role(
             f"{name}-node-role",
@@ -136,16 +136,16 @@ class EksGpuCluster(pulumi.ComponentResource):
         ]
         group_opts = pulumi.ResourceOptions(parent=self, depends_on=attachments)
         system = render.system_node_group_args(c)
-        self._node_group(
+        system_group = self._node_group(
             name, c.name, "system", cluster, node_role, private, system, c.systemPool.diskSizeGb, group_opts
         )
-        gpu_groups = []
+        groups = [system_group]  # add-ons are pinned to the system nodes: the provider waits for them too
         for pool in pools:
             group = render.gpu_node_group_args(c, pool)
             ng = self._node_group(
                 name, c.name, pool.name, cluster, node_role, private, group, pool.diskSizeGb, group_opts
             )
-            gpu_groups.append(ng)
+            groups.append(ng)
             asg = ng.node_group.apply(lambda g: g.resources).apply(lambda rs: rs[0].autoscaling_groups[0].name)
             for key, value in sorted(render.node_template_tags(c, pool).items()):
                 aws.autoscaling.Tag(
@@ -154,7 +154,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                     tag={"key": key, "value": value, "propagate_at_launch": False},
                     opts=child,
                 )
-        return gpu_groups
+        return groups
 
     def _node_group(
         self,

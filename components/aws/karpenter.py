@@ -150,27 +150,30 @@ class Karpenter(pulumi.ComponentResource):
 
         after = pulumi.ResourceOptions(parent=self, depends_on=[crds, controller])
         role_name = node_role.name
-        for family, disk in kr.image_families(args.classes).items():
+        for family, disk in kr.node_classes(args.classes):
             spec = pulumi.Output.from_input(role_name).apply(
                 lambda role, family=family, disk=disk: kr.ec2_node_class(
                     family, disk, c, role, args.subnet_ids, args.settings
                 )["spec"]
             )
             k8s.apiextensions.CustomResource(
-                f"{name}-{kr.node_class_name(family)}",
+                f"{name}-{kr.node_class_name(family, disk)}",
                 api_version="karpenter.k8s.aws/v1",
                 kind="EC2NodeClass",
-                metadata={"name": kr.node_class_name(family)},
+                metadata={"name": kr.node_class_name(family, disk)},
                 spec=spec,
                 opts=after,
             )
         s = args.settings
         for pool in args.classes:
-            family = kr.image_families([pool])
             obj = kr.gpu_node_pool(
                 args.cluster,
                 pool,
-                {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": kr.node_class_name(next(iter(family)))},
+                {
+                    "group": "karpenter.k8s.aws",
+                    "kind": "EC2NodeClass",
+                    "name": kr.node_class_name(*kr.node_class_key(pool)),
+                },
                 "karpenter.k8s.aws",
                 {"consolidationPolicy": s.consolidationPolicy, "consolidateAfter": s.consolidateAfter},
                 s.expireAfter,

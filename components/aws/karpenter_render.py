@@ -104,30 +104,31 @@ def controller_values(cluster: ClusterConfig, queue_name: str) -> dict[str, Any]
     }
 
 
-def image_families(pools: Sequence[GpuPool]) -> dict[str, int]:
-    """Karpenter AMI alias family -> largest disk (GB) its GPU classes want."""
-    out: dict[str, int] = {}
-    for p in pools:
-        fam = NODE_IMAGES[p.amiType].karpenter_alias
-        out[fam] = max(out.get(fam, 0), p.diskSizeGb)
-    return out
+def node_class_key(pool: GpuPool) -> tuple[str, int]:
+    """GPU classes share an EC2NodeClass when they share the image family and the disk size."""
+    return NODE_IMAGES[pool.amiType].karpenter_alias, pool.diskSizeGb
 
 
-def node_class_name(family: str) -> str:
-    return f"gpu-{family}"
+def node_classes(pools: Sequence[GpuPool]) -> list[tuple[str, int]]:
+    """The distinct (image family, disk GB) of the classes, in class order."""
+    return list(dict.fromkeys(node_class_key(p) for p in pools))
+
+
+def node_class_name(family: str, disk_gb: int) -> str:
+    return f"gpu-{family}-{disk_gb}g"
 
 
 def ec2_node_class(
     family: str, disk_gb: int, cluster: str, node_role: str, subnet_ids: Sequence[str], karpenter: KarpenterConfig
 ) -> dict[str, Any]:
-    """One EC2NodeClass per image family: AMI alias, the cluster's subnets and security group, IMDSv2
-    required, an encrypted gp3 volume for container images sized for CUDA images."""
+    """One EC2NodeClass per image family and disk size: AMI alias, the cluster's subnets and security
+    group, IMDSv2 required, an encrypted gp3 volume for container images sized for CUDA images."""
     image = next(i for i in NODE_IMAGES.values() if i.karpenter_alias == family and i.driver)
     subnets = [{"id": s} for s in subnet_ids] or [{"tags": {"karpenter.sh/discovery": cluster}}]
     return {
         "apiVersion": "karpenter.k8s.aws/v1",
         "kind": "EC2NodeClass",
-        "metadata": {"name": node_class_name(family)},
+        "metadata": {"name": node_class_name(family, disk_gb)},
         "spec": {
             "role": node_role,
             "amiSelectorTerms": [{"alias": f"{family}@{karpenter.amiVersion}"}],

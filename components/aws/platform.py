@@ -42,7 +42,7 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
             namespace=cfg.monitoring.namespace,
             service_labels=labels,
             port_name=dcgm.METRICS_PORT_NAME,
-            pod_labels=labels,
+            pod_labels=dcgm.pod_labels(),
         )
     return ScrapeTarget(
         namespace=operator.NAMESPACE,

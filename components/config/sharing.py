@@ -32,9 +32,7 @@ class Sharing(Model):
             if self.replicas is None:
                 raise ValueError(f"strategy {self.strategy} needs replicas (2-48)")
             if self.migProfile is not None:
-                raise ValueError(
-                    f"migProfile applies to strategy mig only; {self.strategy} can't be combined with MIG"
-                )
+                raise ValueError(f"migProfile applies to strategy mig only; {self.strategy} can't be combined with MIG")
         return self
 
     @property

@@ -58,7 +58,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
 
         sa, roles = node_service_account(name, args.cluster, args.gcp, child)
 
-        cluster_args = render.cluster_args(args.cluster, args.gcp, args.managed_prometheus)
+        cluster_args = render.cluster_args(args.cluster, args.gcp, args.managed_prometheus, sa.email)
         if args.auto_provisioning is not None:
             cluster_args["cluster_autoscaling"] = render.cluster_autoscaling(
                 args.auto_provisioning, args.gcp, args.gpu_pools, sa.email

@@ -61,7 +61,9 @@ def accelerator(pool: GpuPool) -> str:
     return gpu.gcp.accelerator
 
 
-def cluster_args(cluster: ClusterConfig, gcp: GcpConfig, managed_prometheus: bool = False) -> dict[str, Any]:
+def cluster_args(
+    cluster: ClusterConfig, gcp: GcpConfig, managed_prometheus: bool = False, sa_email: Any = None
+) -> dict[str, Any]:
     """Arguments of `gcp.container.Cluster`: regional, release channel, Workload Identity, no default pool."""
     args: dict[str, Any] = {
         "name": cluster.name,
@@ -76,6 +78,10 @@ def cluster_args(cluster: ClusterConfig, gcp: GcpConfig, managed_prometheus: boo
         "ip_allocation_policy": {"stack_type": "IPV4"},
         "resource_labels": {"managed-by": "gpuplane"},
     }
+    if sa_email is not None:
+        # The default pool exists briefly before removal; give it the nodes' own account, not the
+        # default compute service account that many organisations disable.
+        args["node_config"] = {"service_account": sa_email, "oauth_scopes": list(OAUTH_SCOPES)}
     optional = {
         "node_locations": gcp.zones or None,
         "network": gcp.network,

@@ -108,7 +108,8 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
         alerts += [
             _alert(
                 "GpuXidError",
-                "DCGM_FI_DEV_XID_ERRORS != 0",
+                # The gauge keeps the last XID; alert while a new one is recent, with its code as value.
+                "(DCGM_FI_DEV_XID_ERRORS != 0) and (changes(DCGM_FI_DEV_XID_ERRORS[10m]) > 0)",
                 "0m",
                 "critical",
                 "GPU reported an XID error",

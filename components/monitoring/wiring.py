@@ -9,8 +9,9 @@ from .rules import RuleSettings, rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
 from .stack import GpuMonitoring, GpuMonitoringArgs
 
-NODE_LABEL = {"gke-managed": "node"}
-"""Integration -> the label naming a GPU's node (gpuplane's relabelling adds `kubernetes_node` elsewhere)."""
+NODE_LABEL = {("gke-autopilot", "gke-managed"): "node"}
+"""(platform, integration) -> the label naming a GPU's node where it is not gpuplane's `kubernetes_node`
+(GKE's own managed DCGM collection on Autopilot, which gpuplane does not relabel)."""
 
 METRICS = {("gke-autopilot", "scrape-config"): "gke-device-plugin"}
 """(platform, integration) -> metric set, where it is not dcgm-exporter's DCGM fields."""
@@ -19,7 +20,7 @@ METRICS = {("gke-autopilot", "scrape-config"): "gke-device-plugin"}
 def rule_settings(cfg: StackConfig) -> RuleSettings:
     m = cfg.monitoring
     return RuleSettings(
-        node_label=NODE_LABEL.get(m.integration, "kubernetes_node"),
+        node_label=NODE_LABEL.get((cfg.platform, m.integration), "kubernetes_node"),
         idle_window=m.idleWindow,
         idle_percent=m.idlePercent,
         temperature_celsius=m.temperatureCelsius,

@@ -76,6 +76,12 @@ def service_labels(release: str = RELEASE) -> dict[str, str]:
     return {"app.kubernetes.io/name": name, "app.kubernetes.io/instance": release, "app.kubernetes.io/component": name}
 
 
+def pod_labels(release: str = RELEASE) -> dict[str, str]:
+    """The exporter pods' labels a monitor can rely on: the chart's name and instance selector labels."""
+    labels = service_labels(release)
+    return {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
+
+
 def dcgm_values(host: str, selection: NodeSelection, service_monitor: bool = False) -> dict[str, Any]:
     """Helm values for the dcgm-exporter chart on `host` nodes, scheduled on exactly the selected GPU nodes."""
     driver = HOST_DRIVERS[host]

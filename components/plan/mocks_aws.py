@@ -161,9 +161,35 @@ def calls(region: Callable[[], str]) -> dict[str, Callable[[Mapping[str, Any]], 
     }
 
 
+def _queue(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State]:
+    def outputs(a: pulumi.runtime.MockResourceArgs) -> State:
+        name = physical_name(a)
+        return {
+            **a.inputs,
+            "name": name,
+            "arn": f"arn:aws:sqs:{region}:{ACCOUNT}:{name}",
+            "url": f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{name}",
+        }
+
+    return outputs
+
+
+def _named(service: str, kind: str, region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State]:
+    """Auto-named resources whose ARN embeds their name (EventBridge rules, IAM policies, ...)."""
+
+    def outputs(a: pulumi.runtime.MockResourceArgs) -> State:
+        name = physical_name(a)
+        where = "" if service == "iam" else region
+        return {**a.inputs, "name": name, "arn": f"arn:aws:{service}:{where}:{ACCOUNT}:{kind}/{name}"}
+
+    return outputs
+
+
 def outputs(region: Callable[[], str]) -> dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]]:
     """Type token -> outputs, for AWS and pulumi-eks resources."""
     table: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {t: _ec2 for t in ID_PREFIX}
     table["aws:iam/role:Role"] = _role
+    table["aws:sqs/queue:Queue"] = lambda a: _queue(region())(a)
+    table["aws:cloudwatch/eventRule:EventRule"] = lambda a: _named("events", "rule", region())(a)
     table["eks:index:Cluster"] = lambda a: _eks_cluster(region())(a)
     return table
