@@ -51,6 +51,18 @@ def cmd_placement(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_capacity(args: argparse.Namespace) -> int:
+    import json
+
+    from .capacity import summary, table
+    from .config import namespace_of, parse_config
+    from .plan import load
+
+    cfg = parse_config(namespace_of(load(args.stack).flat_config()))
+    print(json.dumps(summary(cfg), indent=2) if args.json else table(summary(cfg)))
+    return 0
+
+
 def cmd_gpus(args: argparse.Namespace) -> int:
     from .catalog import GPUS
 
@@ -103,6 +115,10 @@ def parser() -> argparse.ArgumentParser:
     pc.add_argument("pool")
     pc.add_argument("--gpus", type=int, default=1, help="GPUs (or MIG slices / shared GPUs) to request")
     pc.set_defaults(func=cmd_placement)
+    cp = sub.add_parser("capacity", help="GPUs, slots, idle floor and estimated $/h per region and pool")
+    cp.add_argument("stack")
+    cp.add_argument("--json", action="store_true", help="the `capacity` stack output as JSON")
+    cp.set_defaults(func=cmd_capacity)
     sub.add_parser("gpus", help="list the GPU catalog").set_defaults(func=cmd_gpus)
     sub.add_parser("stacks", help="list the project's stacks").set_defaults(func=cmd_stacks)
     mx = sub.add_parser("matrix", help="what each platform ships and what gpuplane installs (for one stack or all)")

@@ -18,7 +18,16 @@ def builder_for(cfg: StackConfig) -> Callable[[StackConfig], dict[str, object]]:
 
 
 def main() -> None:
-    """Read the stack's `gpuplane:` config, build the platform and export its outputs."""
+    """Read the stack's `gpuplane:` config, build the platform (or a fleet of it) and export its outputs."""
     cfg = from_pulumi()  # raises ConfigError (a pulumi.RunError) before anything is registered
-    for key, value in builder_for(cfg)(cfg).items():
+    if cfg.fleet is not None:
+        from .fleet import build as build_fleet
+
+        outputs = build_fleet(cfg, cfg.platform_spec.builder)
+    else:
+        outputs = builder_for(cfg)(cfg)
+    from .capacity import summary
+
+    outputs["capacity"] = summary(cfg)
+    for key, value in outputs.items():
         pulumi.export(key, value)

@@ -16,6 +16,13 @@ from components.plan.stackfile import StackFile
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STACKS = stack_names(ROOT)
+FLEETS = [
+    s
+    for s in STACKS
+    if "gpuplane:fleet" in yaml.safe_load((ROOT / "stacks" / f"Pulumi.{s}.yaml").read_text())["config"]
+]
+SINGLE = [s for s in STACKS if s not in FLEETS]
+"""Single-cluster stacks (fleets are checked per region in test_fleet.py)."""
 
 
 def reference_dir() -> Path | None:

@@ -11,7 +11,8 @@ import pytest
 
 from components.plan import Plan
 
-from .conftest import STACKS, golden, to_yaml
+from .conftest import SINGLE as STACKS
+from .conftest import golden, to_yaml
 from .graph import RELEASE, kube_objects
 
 

@@ -12,7 +12,8 @@ from components.catalog import PLATFORMS
 from components.catalog.platforms import Source
 from components.plan import Plan
 
-from .conftest import STACKS, load_stack_config, stack_with
+from .conftest import SINGLE as STACKS
+from .conftest import load_stack_config, stack_with
 from .graph import RELEASE, exporter_facts, kube_objects, selects
 
 

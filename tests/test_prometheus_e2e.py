@@ -27,7 +27,8 @@ import yaml
 
 from components.plan import load, plan_stack
 
-from .conftest import ROOT, STACKS
+from .conftest import ROOT
+from .conftest import SINGLE as STACKS
 from .engines import engine
 from .graph import exporter_facts
 
@@ -196,6 +197,7 @@ def test_gpu_metrics_arrive_through_the_stack_scrape_job(stack: str, runs: dict[
     assert found, f"{run.metric} never arrived"
     (sample,) = found
     assert sample["metric"]["kubernetes_node"] == NODE
+    assert sample["metric"]["cluster"] and sample["metric"]["region"], "series name their cluster and region"
     assert sample["metric"]["pod"] == "trainer-0" and sample["value"][1] == "87"
     with urllib.request.urlopen(f"{run.base}/api/v1/targets", timeout=5) as resp:  # noqa: S310 - loopback
         data = json.load(resp)["data"]

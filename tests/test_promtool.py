@@ -13,7 +13,7 @@ import yaml
 from components.monitoring.rules import RuleSettings, rule_groups, rules_file_yaml
 from components.plan import Plan
 
-from .conftest import STACKS
+from .conftest import SINGLE as STACKS
 from .engines import engine
 
 

@@ -160,9 +160,9 @@ NVIDIA: MappingProxyType[str, Callable[[EksGpuPlatform, str, StackConfig, pulumi
 """Platform -> the NVIDIA software gpuplane installs (the seed's matrix, EKS column)."""
 
 
-def build(cfg: StackConfig) -> dict[str, object]:
+def build(cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> dict[str, object]:
     """Build the platform and return the stack outputs."""
-    platform = EksGpuPlatform(cfg.cluster.name, cfg)
+    platform = EksGpuPlatform(cfg.cluster.name, cfg, opts=opts)
     c = platform.cluster
     return {
         "platform": cfg.platform,

@@ -93,9 +93,15 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
         "platform": platform,
     }
     try:
-        return StackConfig.model_validate(dict(raw), context=context)
+        cfg = StackConfig.model_validate(dict(raw), context=context)
     except ValidationError as exc:
         raise ConfigError((key_path(tuple(e["loc"])), _reason(e)) for e in exc.errors()) from None
+    from ..fleet import fleet_problems, zone_problems  # these need the validated pools
+
+    problems = fleet_problems(cfg) if cfg.fleet is not None else zone_problems(cfg)
+    if problems:
+        raise ConfigError((key_path(loc), reason) for loc, reason in problems)
+    return cfg
 
 
 def decode_value(value: Any) -> Any:

@@ -17,6 +17,7 @@ from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
 from .base import bad_labels, context_value
+from .fleet import FleetConfig, PriceConfig
 from .monitoring import MonitoringConfig
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
 from .sharing import Sharing
@@ -283,6 +284,10 @@ class StackConfig(_Model):
     """Karpenter NodePool and EC2NodeClass settings (`eks-karpenter`)."""
     smokeTest: SmokeTest | None = None
     """Optional `nvidia-smi` Job per pool that proves each pool can run a GPU pod."""
+    fleet: FleetConfig | None = None
+    """Lay the platform over several regions, one cluster each (see `components.fleet`)."""
+    prices: PriceConfig = Field(default_factory=PriceConfig)
+    """Price overrides for the capacity and cost summary."""
     monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
     """GPU metrics settings."""
 

@@ -95,9 +95,9 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig, **self.outputs})
 
 
-def build(cfg: StackConfig) -> dict[str, object]:
+def build(cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> dict[str, object]:
     """Build the platform and return the stack outputs."""
-    platform = GkeAutopilotPlatform(cfg.cluster.name, cfg)
+    platform = GkeAutopilotPlatform(cfg.cluster.name, cfg, opts=opts)
     return {
         "platform": cfg.platform,
         "clusterName": platform.cluster_name,

@@ -101,9 +101,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         self.register_outputs(dict(self.outputs))
 
 
-def build(cfg: StackConfig) -> dict[str, object]:
+def build(cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> dict[str, object]:
     """Build the platform and return the stack outputs."""
-    platform = GkeGpuPlatform(cfg.cluster.name, cfg)
+    platform = GkeGpuPlatform(cfg.cluster.name, cfg, opts=opts)
     c = platform.cluster
     return {
         "platform": cfg.platform,

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..catalog import lookup
+from ..catalog.availability import GCP_ZONES
 from ..config.model import ClusterConfig, GcpConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..nodes import pool_labels, pool_taints
@@ -59,6 +60,15 @@ def accelerator(pool: GpuPool) -> str:
     gpu = lookup(pool.gpu)
     assert gpu is not None and gpu.gcp is not None, f"{pool.gpu} has no GCP offer"
     return gpu.gcp.accelerator
+
+
+def pool_zones(pool: GpuPool, gcp: GcpConfig) -> list[str] | None:
+    """Zones for a GPU pool: the cluster's zones that offer its GPU (GPU catalog), or None when the
+    catalog has no data for the region (the cluster's node locations then apply)."""
+    offered = GCP_ZONES.get(accelerator(pool), {}).get(gcp.region)
+    if offered is None:
+        return None
+    return [z for z in (gcp.zones or offered) if z in offered]
 
 
 def cluster_args(
@@ -153,11 +163,13 @@ def gpu_pool_args(
             ],
         }
     )
+    zones = pool_zones(pool, gcp)
     return {
         "name": pool.name,
         "project": gcp.project,
         "location": gcp.region,
         "cluster": cluster_id,
+        **({"node_locations": zones} if zones else {}),
         "initial_node_count": pool.minNodes,
         "autoscaling": {
             "total_min_node_count": pool.minNodes,

@@ -41,6 +41,10 @@ def service_monitor_manifest(
                             "action": "replace",
                         },
                         {"targetLabel": "job", "replacement": JOB_NAME, "action": "replace"},
+                        *(
+                            {"targetLabel": k, "replacement": v, "action": "replace"}
+                            for k, v in sorted(target.static_labels.items())
+                        ),
                     ],
                 }
             ],

@@ -30,6 +30,13 @@ class ScrapeTarget:
     """Kubernetes discovery role: `endpoints` (a Service we know) or `pod` (a platform DaemonSet)."""
     pod_port: int | None = None
     """With role `pod`: the port the metrics listen on (the pods need not declare it)."""
+    static_labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels put on every series (`cluster`, `region`), so one Prometheus can tell clusters apart."""
+
+
+def static_relabels(target: ScrapeTarget) -> list[dict[str, Any]]:
+    """Relabel rules that set the target's static labels."""
+    return [{"target_label": k, "replacement": v, "action": "replace"} for k, v in sorted(target.static_labels.items())]
 
 
 def sd_label(label: str, kind: str = "service") -> str:
@@ -65,6 +72,7 @@ def scrape_job(target: ScrapeTarget, interval: str = "15s", timeout: str = "10s"
                 "action": "replace",
                 "target_label": "kubernetes_node",
             },
+            *static_relabels(target),
         ],
     }
 
@@ -98,7 +106,7 @@ def _pod_job(target: ScrapeTarget, interval: str, timeout: str) -> dict[str, Any
         "metrics_path": "/metrics",
         "scheme": "http",
         "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [target.namespace]}}],
-        "relabel_configs": [*keep, *(address if target.pod_port else []), dict(NODE_RELABEL)],
+        "relabel_configs": [*keep, *(address if target.pod_port else []), dict(NODE_RELABEL), *static_relabels(target)],
     }
 
 

@@ -25,14 +25,17 @@ KPS_RELEASE = "kube-prometheus-stack"
 SYSTEM_SELECTOR = {"gpuplane.io/role": "system"}
 
 
-def kps_values(cluster: str) -> dict[str, Any]:
+def kps_values(cluster: str, region: str = "") -> dict[str, Any]:
     """kube-prometheus-stack values: Grafana on, Prometheus, its operator and Alertmanager on the system
     nodes (Grafana's own keys live in its subchart; GPU taints keep it off GPU nodes), a `cluster` label."""
     return {
         "grafana": {"enabled": True},
         "prometheusOperator": {"nodeSelector": dict(SYSTEM_SELECTOR)},
         "prometheus": {
-            "prometheusSpec": {"nodeSelector": dict(SYSTEM_SELECTOR), "externalLabels": {"cluster": cluster}}
+            "prometheusSpec": {
+                "nodeSelector": dict(SYSTEM_SELECTOR),
+                "externalLabels": {"cluster": cluster, "region": region},
+            }
         },
         "alertmanager": {"alertmanagerSpec": {"nodeSelector": dict(SYSTEM_SELECTOR)}},
     }
@@ -117,7 +120,7 @@ class GpuMonitoring(pulumi.ComponentResource):
                     "kube-prometheus-stack",
                     KPS_RELEASE,
                     args.install_namespace,
-                    kps_values(args.cluster),
+                    kps_values(args.cluster, args.target.static_labels.get("region", "")),
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
                     timeout=900,
                 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pulumi
 
 from ..config.model import StackConfig
@@ -29,8 +31,16 @@ def rule_settings(cfg: StackConfig) -> RuleSettings:
     )
 
 
+def identified(cfg: StackConfig, target: ScrapeTarget) -> ScrapeTarget:
+    """The target with `cluster` and `region` labels for every series (GKE Managed Prometheus adds
+    its own `cluster` and `location`)."""
+    region = cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else ""
+    return replace(target, static_labels={"cluster": cfg.cluster.name, "region": region})
+
+
 def monitoring_outputs(cfg: StackConfig, target: ScrapeTarget) -> dict[str, str]:
     """Stack outputs every platform exports: the scrape job and the rules file, ready to paste."""
+    target = identified(cfg, target)
     m = cfg.monitoring
     return {
         "monitoringIntegration": m.integration,
@@ -43,6 +53,7 @@ def gpu_monitoring(
     name: str, cfg: StackConfig, target: ScrapeTarget, exporter: pulumi.Resource, opts: pulumi.ResourceOptions
 ) -> GpuMonitoring:
     m = cfg.monitoring
+    target = identified(cfg, target)
     args = GpuMonitoringArgs(
         cluster=cfg.cluster.name,
         integration=m.integration,

@@ -43,7 +43,12 @@ def to_tree(plan: Plan) -> str:
     )
     lines.append("Outputs:")
     for k, v in plan.outputs.items():
-        lines.append(f"  {k}: {_short(v)}")
+        if k != "capacity":
+            lines.append(f"  {k}: {_short(v)}")
+    if isinstance(plan.outputs.get("capacity"), dict):
+        from ..capacity import table
+
+        lines += ["", "Capacity and cost (output `capacity`):", table(plan.outputs["capacity"])]
     return "\n".join(lines)
 
 

@@ -1,0 +1,146 @@
+"""Where each GPU is offered, and what it costs: dated tables, never fetched at run time.
+
+Sources (checked 2026-11; approximate, verify for your account before relying on them):
+- GCP "GPU regions and zones" (cloud.google.com/compute/docs/gpus/gpu-regions-zones); check with
+  `gcloud compute accelerator-types list --filter=name=<accelerator>`.
+- AWS EC2 instance-type offerings per region (`aws ec2 describe-instance-type-offerings
+  --location-type region --filters Name=instance-type,Values=<family>.*`).
+- Prices: public on-demand list prices (GCP us-central1, AWS us-east-1), USD per hour; spot as a
+  typical fraction of on-demand. Estimates for planning only; override them in `gpuplane:prices`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+AVAILABILITY_SOURCE = "GCP GPU regions and zones; AWS EC2 instance-type offerings (approximate, 2026-11)"
+PRICE_SOURCE = "public on-demand list prices, GCP us-central1 / AWS us-east-1, USD/h (estimate, 2026-11)"
+
+
+def _z(**regions: str) -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType(
+        {r.replace("_", "-"): tuple(f"{r.replace('_', '-')}-{z}" for z in zs) for r, zs in regions.items()}
+    )
+
+
+GCP_ZONES: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {
+        "nvidia-tesla-t4": _z(
+            us_central1="abcf", us_east1="cd", us_west1="ab", europe_west4="bc", asia_southeast1="bc"
+        ),
+        "nvidia-tesla-p100": _z(us_central1="cf", us_east1="bc", us_west1="ab", europe_west1="bd", europe_west4="a"),
+        "nvidia-tesla-v100": _z(us_central1="abcf", us_west1="ab", europe_west4="abc", asia_east1="c"),
+        "nvidia-l4": _z(
+            us_central1="abc",
+            us_east1="bcd",
+            us_east4="ac",
+            us_west1="ab",
+            europe_west1="bc",
+            europe_west4="abc",
+            asia_northeast1="ac",
+            asia_southeast1="abc",
+        ),
+        "nvidia-tesla-a100": _z(
+            us_central1="abcf",
+            us_east1="b",
+            us_west1="b",
+            europe_west4="ab",
+            asia_northeast1="ac",
+            asia_southeast1="bc",
+        ),
+        "nvidia-a100-80gb": _z(us_central1="ac", us_east4="c", us_east5="b", europe_west4="a", asia_southeast1="c"),
+        "nvidia-h100-80gb": _z(
+            us_central1="ac", us_east4="abc", us_east5="a", us_west1="a", europe_west4="bc", asia_southeast1="bc"
+        ),
+        "nvidia-h200-141gb": _z(us_central1="b", us_east4="b", europe_west1="b", asia_south1="b"),
+    }
+)
+"""GCP accelerator -> region -> zones that offer it."""
+
+AWS_REGIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "g4dn": (
+            "us-east-1",
+            "us-east-2",
+            "us-west-2",
+            "eu-west-1",
+            "eu-central-1",
+            "ap-northeast-1",
+            "ap-southeast-1",
+        ),
+        "p3": ("us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"),
+        "p3dn": ("us-east-1", "us-west-2"),
+        "g5": ("us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "ap-northeast-1", "ap-south-1"),
+        "g6": ("us-east-1", "us-east-2", "us-west-2", "eu-west-2", "eu-central-1", "ap-northeast-1", "ap-south-1"),
+        "g6e": ("us-east-1", "us-east-2", "us-west-2", "eu-central-1", "ap-northeast-1"),
+        "p4d": ("us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-northeast-1"),
+        "p4de": ("us-east-1", "us-west-2"),
+        "p5": ("us-east-1", "us-east-2", "us-west-2", "eu-north-1", "ap-northeast-1", "ap-south-1"),
+        "p5e": ("us-east-2", "us-west-2"),
+        "p5en": ("us-east-1", "us-east-2", "us-west-2", "ap-northeast-1"),
+    }
+)
+"""AWS instance family -> regions that offer it."""
+
+PRICES: Mapping[str, float] = MappingProxyType(
+    {
+        # AWS on-demand, us-east-1
+        "g4dn.xlarge": 0.526,
+        "g4dn.2xlarge": 0.752,
+        "g4dn.12xlarge": 3.912,
+        "p3.2xlarge": 3.06,
+        "p3.8xlarge": 12.24,
+        "p3.16xlarge": 24.48,
+        "g5.xlarge": 1.006,
+        "g5.2xlarge": 1.212,
+        "g5.12xlarge": 5.672,
+        "g5.48xlarge": 16.288,
+        "g6.xlarge": 0.805,
+        "g6.2xlarge": 0.978,
+        "g6.12xlarge": 4.602,
+        "g6.48xlarge": 13.35,
+        "g6e.xlarge": 1.861,
+        "g6e.12xlarge": 10.493,
+        "p4d.24xlarge": 21.958,
+        "p4de.24xlarge": 27.447,
+        "p5.4xlarge": 6.88,
+        "p5.48xlarge": 55.04,
+        "p5e.48xlarge": 60.0,
+        "p5en.48xlarge": 63.3,
+        # GCP on-demand, us-central1 (machine including its GPUs)
+        "g2-standard-4": 0.707,
+        "g2-standard-8": 0.854,
+        "g2-standard-24": 2.0,
+        "g2-standard-48": 4.0,
+        "g2-standard-96": 8.0,
+        "a2-highgpu-1g": 3.673,
+        "a2-highgpu-2g": 7.347,
+        "a2-highgpu-4g": 14.694,
+        "a2-highgpu-8g": 29.387,
+        "a2-ultragpu-1g": 5.069,
+        "a2-ultragpu-8g": 40.55,
+        "a3-highgpu-8g": 88.25,
+        "a3-ultragpu-8g": 84.8,
+        "n1-standard-8": 0.38,
+        "n1-standard-16": 0.76,
+        "n1-standard-32": 1.52,
+    }
+)
+"""Instance or machine type -> on-demand USD/h."""
+
+GPU_PRICES: Mapping[str, float] = MappingProxyType(
+    {"nvidia-tesla-t4": 0.35, "nvidia-tesla-p100": 1.46, "nvidia-tesla-v100": 2.48}
+)
+"""GCP GPUs attached to N1 machines are billed per GPU on top of the machine (USD/h per GPU)."""
+
+SPOT_FRACTION: Mapping[str, float] = MappingProxyType({"gcp": 0.35, "aws": 0.4})
+"""Typical spot price as a fraction of on-demand, per cloud."""
+
+
+def gcp_regions(accelerator: str) -> tuple[str, ...]:
+    return tuple(GCP_ZONES.get(accelerator, {}))
+
+
+def aws_regions(family: str) -> tuple[str, ...]:
+    return AWS_REGIONS.get(family, ())

@@ -1,0 +1,55 @@
+"""Fleet and price sections of the stack config (`gpuplane:fleet`, `gpuplane:prices`)."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from ..catalog import lookup
+from .base import Model
+
+
+class FleetRegion(Model):
+    """One region of a fleet, in the order the user prefers."""
+
+    region: str = Field(pattern=r"^[a-z]{2,}[-a-z0-9]*[0-9]$")
+    """GCP or AWS region."""
+    zones: list[str] = Field(default_factory=list)
+    """GCP only: node zones; empty picks the zones that offer the pools' GPUs (GPU catalog)."""
+    quota: dict[str, int] = Field(default_factory=dict)
+    """GPUs this stack may use here, per GPU type (catalog name), e.g. `{l4: 16}`; unset is unlimited."""
+
+    @field_validator("quota")
+    @classmethod
+    def _known_gpus(cls, v: dict[str, int]) -> dict[str, int]:
+        bad = [k for k in v if lookup(k) is None]
+        if bad:
+            raise ValueError(f"unknown GPU(s) {bad}")
+        if any(n < 0 for n in v.values()):
+            raise ValueError("quotas must be >= 0")
+        return {lookup(k).name: n for k, n in v.items()}  # type: ignore[union-attr]
+
+
+class FleetConfig(Model):
+    """One cluster per region; pool sizes per region, or totals spread over the regions within quota."""
+
+    regions: list[FleetRegion] = Field(min_length=2)
+    """Regions in preference order (the spread fills them in this order)."""
+    totals: dict[str, int] = Field(default_factory=dict)
+    """Pool name -> total GPUs wanted across the fleet; pools not listed keep `maxNodes` in every region."""
+
+    @field_validator("regions")
+    @classmethod
+    def _unique(cls, v: list[FleetRegion]) -> list[FleetRegion]:
+        names = [r.region for r in v]
+        if len(set(names)) != len(names):
+            raise ValueError("regions must not repeat")
+        return v
+
+
+class PriceConfig(Model):
+    """Your prices, replacing the catalog's dated estimates (`gpuplane:prices`)."""
+
+    onDemand: dict[str, float] = Field(default_factory=dict)
+    """Instance or machine type -> on-demand USD/h (for GCP N1 machines, including their GPUs)."""
+    spotFraction: float | None = Field(default=None, gt=0, le=1)
+    """Spot price as a fraction of on-demand."""

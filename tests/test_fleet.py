@@ -1,0 +1,194 @@
+"""Multi-region fleets: the spread within quota, per-region graphs, and the capacity summary vs the graph."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components.capacity import summary
+from components.catalog import GPUS
+from components.config import namespace_of, parse_config
+from components.fleet import spread
+from components.plan import Plan, load
+
+from .conftest import FLEETS, ROOT, STACKS, config_problems, load_stack_config
+from .graph import RELEASE
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    total=st.integers(0, 200),
+    per_node=st.sampled_from([1, 2, 4, 8]),
+    rooms=st.lists(st.integers(0, 80), min_size=1, max_size=6),
+    order=st.randoms(use_true_random=False),
+)
+def test_spread_is_deterministic_within_quota_and_exact(
+    total: int, per_node: int, rooms: list[int], order: Any
+) -> None:
+    regions = [f"r{i}" for i in range(len(rooms))]
+    order.shuffle(regions)
+    room = {f"r{i}": n for i, n in enumerate(rooms)}
+    capacity = sum(n // per_node * per_node for n in room.values())
+    try:
+        first = spread(total, per_node, regions, room)
+    except ValueError as exc:
+        assert total % per_node or total > capacity
+        assert "not a whole number" in str(exc) or f"at most {capacity}" in str(exc)
+        return
+    assert first == spread(total, per_node, regions, room), "deterministic"
+    assert sum(first.values()) == total and total <= capacity
+    for region, n in first.items():
+        assert 0 < n <= room[region] and n % per_node == 0
+    # Preference order: a region only gets GPUs once every earlier region is as full as it can be.
+    for i, region in enumerate(regions):
+        if first.get(region):
+            for earlier in regions[:i]:
+                assert room[earlier] // per_node * per_node == first.get(earlier, 0)
+
+
+def test_fleet_that_cannot_fit_fails_clearly() -> None:
+    raw = {
+        **{k.removeprefix("gpuplane:"): v for k, v in load_stack_config("gcp-fleet").items()},
+    }
+    raw["fleet"] = {**raw["fleet"], "totals": {"inference": 100, "training": 12}}
+    problems = config_problems(raw)
+    assert (
+        problems["gpuplane:fleet.totals.inference"]
+        == "100 GPUs do not fit: at most 56 within the regions' quota and availability"
+    )
+    assert problems["gpuplane:fleet.totals.training"] == "12 GPUs is not a whole number of 8-GPU nodes"
+
+
+def test_pool_totals_must_name_pools() -> None:
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config("aws-fleet").items()}
+    raw["fleet"] = {**raw["fleet"], "totals": {"inferense": 8}}
+    assert config_problems(raw)["gpuplane:fleet.totals.inferense"] == "no GPU pool named 'inferense'"
+
+
+def gpus_in_graph(plan: Plan) -> dict[tuple[str, str], int]:
+    """(cluster, pool) -> most GPUs the planned resources allow, read from the graph alone."""
+    out: dict[tuple[str, str], int] = {}
+    for r in plan.by_type("gcp:container/nodePool:NodePool"):
+        nc = r.inputs["nodeConfig"]
+        if nc.get("guestAccelerators"):
+            cluster = nc["labels"]["gpuplane.io/cluster"]
+            out[(cluster, r.inputs["name"])] = (
+                r.inputs["autoscaling"]["totalMaxNodeCount"] * nc["guestAccelerators"][0]["count"]
+            )
+    for r in plan.by_type("eks:index:ManagedNodeGroup"):
+        labels = r.inputs["labels"]
+        if "gpuplane.io/pool" in labels:
+            gpu = GPUS[labels["gpuplane.io/gpu"]]
+            per = {gpu.aws.instances[t] for t in r.inputs["instanceTypes"]}  # type: ignore[union-attr]
+            assert len(per) == 1
+            out[(labels["gpuplane.io/cluster"], labels["gpuplane.io/pool"])] = (
+                r.inputs["scalingConfig"]["maxSize"] * per.pop()
+            )
+    for r in plan.resources:
+        if r.inputs.get("kind") == "NodePool":
+            labels = r.inputs["spec"]["template"]["metadata"]["labels"]
+            out[(labels["gpuplane.io/cluster"], labels["gpuplane.io/pool"])] = int(
+                r.inputs["spec"]["limits"]["nvidia.com/gpu"]
+            )
+    return out
+
+
+def nap_limits(plan: Plan) -> dict[str, dict[str, int]]:
+    return {
+        c.inputs["name"]: {x["resourceType"]: x["maximum"] for x in c.inputs["clusterAutoscaling"]["resourceLimits"]}
+        for c in plan.by_type("gcp:container/cluster:Cluster")
+        if "resourceLimits" in c.inputs.get("clusterAutoscaling", {})
+    }
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_summary_matches_the_graph(stack: str, plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of(stack)
+    rows = plan.outputs["capacity"]["rows"]
+    graph = gpus_in_graph(plan)
+    limits = nap_limits(plan)
+    for row in rows:
+        if (row["cluster"], row["pool"]) in graph:
+            assert graph[(row["cluster"], row["pool"])] == row["gpus_at_max"], row
+        elif row["cluster"] in limits:  # NAP: the class's ceiling is inside its GPU type's limit
+            gpu = GPUS[row["gpu"]]
+            assert gpu.gcp is not None and limits[row["cluster"]][gpu.gcp.accelerator] >= row["gpus_at_max"]
+        else:  # Autopilot: no GPU resources to check against
+            assert load_stack_config(stack)["gpuplane:platform"] == "gke-autopilot"
+    assert len(graph) == len([r for r in rows if (r["cluster"], r["pool"]) in graph])
+    assert plan.outputs["capacity"]["totals"]["gpus_at_max"] == sum(r["gpus_at_max"] for r in rows)
+    cfg = parse_config(namespace_of(load(stack, ROOT).flat_config()))
+    assert plan.outputs["capacity"] == summary(cfg)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_idle_floor_is_zero(stack: str) -> None:
+    cfg = parse_config(namespace_of(load(stack, ROOT).flat_config()))
+    assert summary(cfg)["totals"]["idle_floor_gpus"] == 0, "every shipped pool scales to zero"
+
+
+@pytest.mark.parametrize("stack", FLEETS)
+def test_fleet_regions_stay_within_quota(stack: str, plan_of: Callable[..., Plan]) -> None:
+    raw = load_stack_config(stack)
+    plan = plan_of(stack)
+    quotas = {r["region"]: r.get("quota", {}) for r in raw["gpuplane:fleet"]["regions"]}
+    used: dict[tuple[str, str], int] = {}
+    for row in plan.outputs["capacity"]["rows"]:
+        used[(row["region"], row["gpu"])] = used.get((row["region"], row["gpu"]), 0) + row["gpus_at_max"]
+    for (region, gpu), n in used.items():
+        assert n <= quotas[region].get(gpu, 10**9), (region, gpu, n)
+    totals = raw["gpuplane:fleet"]["totals"]
+    for pool, total in totals.items():
+        assert sum(r["gpus_at_max"] for r in plan.outputs["capacity"]["rows"] if r["pool"] == pool) == total
+    assert len(quotas) >= 3 and set(plan.outputs["regions"]) == set(quotas)
+
+
+@pytest.mark.parametrize("stack", FLEETS)
+def test_one_cluster_per_region_with_its_own_provider(stack: str, plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of(stack)
+    regions = plan.outputs["regions"]
+    cloud = "gcp" if stack.startswith("gcp") else "aws"
+    providers = [r for r in plan.resources if r.type == f"pulumi:providers:{cloud}"]
+    assert sorted(p.inputs["region"] for p in providers) == sorted(regions)
+    clusters = plan.by_type("gcp:container/cluster:Cluster") or plan.by_type("eks:index:Cluster")
+    assert len(clusters) == len(regions)
+    per_region = {region: 0 for region in regions}
+    for r in plan.resources:
+        for region in regions:
+            if f"-{region}" in r.name:
+                per_region[region] += 1
+    counts = set(per_region.values())
+    assert all(n > 10 for n in per_region.values()), per_region
+    # Resource counts differ only where the spread gave a region fewer pools.
+    assert len(counts) <= 2, per_region
+    (fleet,) = plan.by_type("gpuplane:index:GpuFleet")
+    platforms = [r for r in plan.resources if r.parent == fleet.urn]
+    assert len(platforms) == len(regions)
+
+
+@pytest.mark.parametrize("stack", FLEETS)
+def test_fleet_monitoring_names_cluster_and_region(stack: str, plan_of: Callable[..., Plan]) -> None:
+    import yaml
+
+    plan = plan_of(stack)
+    jobs = yaml.safe_load(plan.outputs["scrapeConfig"])
+    assert len(jobs) == len(plan.outputs["regions"])
+    seen = set()
+    for job in jobs:
+        static = {
+            r["target_label"]: r["replacement"]
+            for r in job["relabel_configs"]
+            if "replacement" in r and "source_labels" not in r
+        }
+        seen.add((static["cluster"], static["region"]))
+        assert static["cluster"].endswith(static["region"])
+    assert {region for _, region in seen} == set(plan.outputs["regions"])
+    for r in plan.by_type(RELEASE):
+        assert (
+            r.inputs["chart"] != "kube-prometheus-stack"
+            or r.inputs["values"]["prometheus"]["prometheusSpec"]["externalLabels"]["region"]
+        )
