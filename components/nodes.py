@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from .config.model import GpuPool, Taint
 
@@ -87,7 +88,7 @@ def pool_affinity(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> d
 class NodeSelection:
     """How a node agent (an exporter DaemonSet) selects and tolerates exactly the GPU nodes."""
 
-    affinity: dict[str, object]
+    affinity: dict[str, Any]
     tolerations: list[dict[str, str]]
 
 

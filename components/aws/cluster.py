@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -58,9 +59,8 @@ class EksGpuCluster(pulumi.ComponentResource):
             net = EksVpc(f"{name}-network", c.name, a, opts=child)
             vpc_id, private, public = net.vpc_id, net.private_subnet_ids, net.public_subnet_ids
 
-        auto = {"auto_mode": {"enabled": True, "create_node_role": True}} if args.auto_mode else {}
-        cluster = eks.Cluster(
-            f"{name}-eks",
+        auto: dict[str, Any] = {"auto_mode": {"enabled": True, "create_node_role": True}} if args.auto_mode else {}
+        cluster_args: dict[str, Any] = dict(
             name=c.name,
             version=c.kubernetesVersion,
             vpc_id=vpc_id,
@@ -77,9 +77,9 @@ class EksGpuCluster(pulumi.ComponentResource):
             enabled_cluster_log_types=["api", "audit", "authenticator"],
             deletion_protection=c.deletionProtection,
             tags={"gpuplane.io/cluster": c.name},
-            opts=child,
-            **auto,  # type: ignore[arg-type]
+            **auto,
         )
+        cluster = eks.Cluster(f"{name}-eks", opts=child, **cluster_args)
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
@@ -146,7 +146,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                 name, c.name, pool.name, cluster, node_role, private, group, pool.diskSizeGb, group_opts
             )
             groups.append(ng)
-            asg = ng.node_group.apply(lambda g: g.resources).apply(lambda rs: rs[0].autoscaling_groups[0].name)
+            asg = asg_name(ng)
             for key, value in sorted(render.node_template_tags(c, pool).items()):
                 aws.autoscaling.Tag(
                     f"{name}-{pool.name}-ca-{render.tag_slug(key)}",
@@ -164,7 +164,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         cluster: eks.Cluster,
         node_role: aws.iam.Role,
         subnets: Sequence[pulumi.Input[str]],
-        group_args: dict[str, object],
+        group_args: dict[str, Any],
         disk_gb: int,
         opts: pulumi.ResourceOptions,
     ) -> eks.ManagedNodeGroup:
@@ -173,12 +173,24 @@ class EksGpuCluster(pulumi.ComponentResource):
             **render.launch_template_args(cluster_name, role, disk_gb, str(group_args["ami_type"])),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        return eks.ManagedNodeGroup(
-            f"{name}-{role}",
-            cluster=cluster,
-            node_role_arn=node_role.arn,
-            subnet_ids=subnets,
-            launch_template={"id": lt.id, "version": lt.latest_version.apply(str)},
-            **group_args,  # type: ignore[arg-type]
-            opts=opts,
-        )
+        wiring: dict[str, Any] = {
+            "cluster": cluster,
+            "node_role_arn": node_role.arn,
+            "subnet_ids": subnets,
+            "launch_template": {"id": lt.id, "version": lt.latest_version.apply(str)},
+        }
+        group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(f"{name}-{role}", opts=opts, **wiring, **group_args)
+        return group
+
+
+def asg_name(group: eks.ManagedNodeGroup) -> pulumi.Output[str]:
+    """The Auto Scaling group EKS created for a managed node group (for cluster-autoscaler tags)."""
+
+    def resources(ng: Any) -> Any:
+        return ng.resources
+
+    def first_asg(rs: Any) -> str:
+        return str(rs[0].autoscaling_groups[0].name)
+
+    out: pulumi.Output[str] = group.node_group.apply(resources).apply(first_asg)
+    return out

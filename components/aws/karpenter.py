@@ -3,8 +3,10 @@ the interruption queue with its EventBridge rules, the CRDs, and GPU EC2NodeClas
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -15,6 +17,10 @@ from ..config.provisioning import KarpenterConfig
 from ..kube import custom_resource, pinned_release
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies
+
+
+def _policy_json(key: str, docs: dict[str, dict[str, Any]]) -> str:
+    return json.dumps(docs[key])
 
 
 class KarpenterArgs:
@@ -104,14 +110,16 @@ class Karpenter(pulumi.ComponentResource):
             description=f"Karpenter controller of {c}",
             opts=child,
         )
-        docs = pulumi.Output.all(partition, account, node_role.arn, queue.arn).apply(
-            lambda v: controller_policies(str(v[0]), args.region, str(v[1]), c, str(v[2]), str(v[3]))
-        )
+
+        def documents(v: list[Any]) -> dict[str, dict[str, Any]]:
+            return controller_policies(str(v[0]), args.region, str(v[1]), c, str(v[2]), str(v[3]))
+
+        docs = pulumi.Output.all(partition, account, node_role.arn, queue.arn).apply(documents)
         policies = [
             aws.iam.RolePolicy(
                 f"{name}-controller-{key}",
                 role=controller_role.id,
-                policy=docs.apply(lambda d, key=key: json.dumps(d[key])),
+                policy=docs.apply(functools.partial(_policy_json, key)),
                 opts=child,
             )
             for key in (
@@ -152,9 +160,7 @@ class Karpenter(pulumi.ComponentResource):
         role_name = node_role.name
         for family, disk in kr.node_classes(args.classes):
             spec = pulumi.Output.from_input(role_name).apply(
-                lambda role, family=family, disk=disk: kr.ec2_node_class(
-                    family, disk, c, role, args.subnet_ids, args.settings
-                )["spec"]
+                functools.partial(self._node_class_spec, family, disk, args)
             )
             k8s.apiextensions.CustomResource(
                 f"{name}-{kr.node_class_name(family, disk)}",
@@ -182,3 +188,10 @@ class Karpenter(pulumi.ComponentResource):
         self.node_role_name = node_role.name
         self.queue_name = queue.name
         self.register_outputs({"node_role_name": self.node_role_name, "queue_name": self.queue_name})
+
+    @staticmethod
+    def _node_class_spec(family: str, disk: int, args: KarpenterArgs, role: str) -> dict[str, Any]:
+        spec: dict[str, Any] = kr.ec2_node_class(family, disk, args.cluster.name, role, args.subnet_ids, args.settings)[
+            "spec"
+        ]
+        return spec

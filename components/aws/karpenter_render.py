@@ -124,7 +124,7 @@ def ec2_node_class(
     """One EC2NodeClass per image family and disk size: AMI alias, the cluster's subnets and security
     group, IMDSv2 required, an encrypted gp3 volume for container images sized for CUDA images."""
     image = next(i for i in NODE_IMAGES.values() if i.karpenter_alias == family and i.driver)
-    subnets = [{"id": s} for s in subnet_ids] or [{"tags": {"karpenter.sh/discovery": cluster}}]
+    subnets: list[dict[str, Any]] = [{"id": s} for s in subnet_ids] or [{"tags": {"karpenter.sh/discovery": cluster}}]
     return {
         "apiVersion": "karpenter.k8s.aws/v1",
         "kind": "EC2NodeClass",

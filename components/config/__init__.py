@@ -1,7 +1,8 @@
 """Stack config: typed models and the loader that reports every bad key at once."""
 
 from .load import NAMESPACE, ConfigError, from_pulumi, key_path, namespace_of, parse_config
-from .model import ClusterConfig, GcpConfig, GpuPool, MonitoringConfig, StackConfig, SystemPool, Taint
+from .model import ClusterConfig, GcpConfig, GpuPool, StackConfig, SystemPool, Taint
+from .monitoring import MonitoringConfig
 
 __all__ = [
     "NAMESPACE",

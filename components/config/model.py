@@ -73,7 +73,7 @@ class ClusterConfig(_Model):
     """Minimum control plane version (e.g. `1.33`); unset follows the release channel's default."""
     deletionProtection: bool = True
     """Refuse `pulumi destroy` of the cluster until this is turned off."""
-    systemPool: SystemPool = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
+    systemPool: SystemPool = Field(default_factory=dict, validate_default=True)
     """The non-GPU pool for add-ons. The cloud's default pool is always removed."""
 
 
@@ -288,7 +288,7 @@ class StackConfig(_Model):
     """Lay the platform over several regions, one cluster each (see `components.fleet`)."""
     prices: PriceConfig = Field(default_factory=PriceConfig)
     """Price overrides for the capacity and cost summary."""
-    monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
+    monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)
     """GPU metrics settings."""
 
     @field_validator("platform")

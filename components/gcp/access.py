@@ -47,7 +47,7 @@ def kube_access(
 ) -> tuple[pulumi.Output[str], k8s.Provider]:
     """A secret kubeconfig (gke-gcloud-auth-plugin) and a Kubernetes provider built from the cluster's outputs."""
     context = f"gke_{gcp_cfg.project}_{gcp_cfg.region}_{cluster_cfg.name}"
-    kubeconfig = pulumi.Output.secret(
+    kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
         pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
             lambda parts: render.kubeconfig(context, str(parts[0]), str(parts[1]))
         )

@@ -126,6 +126,7 @@ def _node_config(
 def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa_email: Any) -> dict[str, Any]:
     """Arguments of the non-GPU system `gcp.container.NodePool` that runs add-ons."""
     sp = cluster.systemPool
+    assert sp.machineType is not None  # filled in per cloud by config validation
     return {
         "name": "system",
         "project": gcp.project,

@@ -119,5 +119,5 @@ class GpuOperator(pulumi.ComponentResource):
             timeout=900,
         )
         self.namespace = ns.metadata.name
-        self.release_name = release.name
+        self.release_name = release.name.apply(lambda n: n or RELEASE)
         self.register_outputs({"namespace": self.namespace, "release_name": self.release_name})

@@ -77,6 +77,10 @@ def _helm_release(a: pulumi.runtime.MockResourceArgs) -> State:
     }
 
 
+def _echo(a: pulumi.runtime.MockResourceArgs) -> State:
+    return dict(a.inputs)
+
+
 def _k8s_object(a: pulumi.runtime.MockResourceArgs) -> State:
     i = dict(a.inputs)
     meta = dict(i.get("metadata") or {})
@@ -144,7 +148,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         if args.typ.startswith("kubernetes:") and args.typ != "kubernetes:helm.sh/v3:Release":
             state = _k8s_object(args)
         else:
-            state = self.outputs.get(args.typ, lambda a: dict(a.inputs))(args)
+            state = self.outputs.get(args.typ, _echo)(args)
         if args.typ == "eks:index:Cluster":
             self.eks_clusters[f"{args.name}"] = str(args.inputs.get("name", args.name))
         return resource_id(args, state), state

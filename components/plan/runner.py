@@ -125,17 +125,17 @@ class RecordingMonitor(pm.MockMonitor):
                 dependencies=tuple(request.dependencies),
             )
         )
-        return super().RegisterResource(request)
+        return super().RegisterResource(request)  # type: ignore[no-untyped-call]
 
     def SupportsFeature(self, request: Any) -> Any:
         if request.id == "resourceReferences":
             return type("SupportsFeatureResponse", (object,), {"hasSupport": False})
-        return super().SupportsFeature(request)
+        return super().SupportsFeature(request)  # type: ignore[no-untyped-call]
 
     def GetDeploymentInfo(self, request: Any) -> Any:
         from pulumi.runtime.proto import resource_pb2
 
-        info = super().GetDeploymentInfo(request)
+        info = super().GetDeploymentInfo(request)  # type: ignore[no-untyped-call]
         keep = [f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES]
         return resource_pb2.DeploymentInfo(supportedFeatures=keep)
 
