@@ -63,6 +63,53 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan_at(rev: str, stack: str) -> dict[str, object]:
+    """Plan a stack with the code and stacks of a git revision (checked out in a temporary folder)."""
+    import json
+    import os
+    import subprocess
+    import tempfile
+
+    top = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", top, "archive", rev], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": tmp}
+        out = subprocess.run(
+            [sys.executable, "-m", "components.cli", "plan", stack, "--format", "json"],
+            cwd=tmp,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if out.returncode != 0:
+            raise ConfigError([("diff", f"planning {stack} at {rev} failed: {out.stderr.strip()}")])
+        doc: dict[str, object] = json.loads(out.stdout)
+        return doc
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    import json
+
+    from .plan.diff import diff, load_plan, to_text
+
+    if args.git:
+        rev, stack = args.git
+        from .plan import load, plan_stack
+
+        base, head = _plan_at(rev, stack), plan_stack(load(stack)).to_json()
+    else:
+        if not (args.base and args.head):
+            raise ConfigError([("diff", "give BASE.json HEAD.json, or --git REV STACK")])
+        base, head = load_plan(args.base), load_plan(args.head)
+    d = diff(base, head)
+    print(json.dumps(d.to_json(), indent=2) if args.format == "json" else to_text(d))
+    return 3 if args.fail_on_disruptive and d.disruptive else 0
+
+
 def cmd_gpus(args: argparse.Namespace) -> int:
     from .catalog import GPUS
 
@@ -101,7 +148,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     pl = sub.add_parser("plan", help="run a stack's program under mocks and show the resource graph")
     pl.add_argument("stack", help="stack name in stacks/ or path to a Pulumi.<stack>.yaml")
-    pl.add_argument("--format", choices=["tree", "json", "dot"], default="tree")
+    pl.add_argument("--format", choices=["tree", "json", "dot", "mermaid"], default="tree")
     pl.add_argument("--output", "-o", help="write to this file instead of stdout")
     pl.set_defaults(func=cmd_plan)
     sc = sub.add_parser("scrape-config", help="print the stack's Prometheus `gpu-metrics` scrape job")
@@ -119,6 +166,13 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("stack")
     cp.add_argument("--json", action="store_true", help="the `capacity` stack output as JSON")
     cp.set_defaults(func=cmd_capacity)
+    df = sub.add_parser("diff", help="offline plan diff: added/removed/changed resources, disruptive changes flagged")
+    df.add_argument("base", nargs="?", help="plan JSON of the base (gpuplane plan STACK --format json)")
+    df.add_argument("head", nargs="?", help="plan JSON of the change")
+    df.add_argument("--git", nargs=2, metavar=("REV", "STACK"), help="plan STACK at git REV and in the working tree")
+    df.add_argument("--format", choices=["text", "json"], default="text")
+    df.add_argument("--fail-on-disruptive", action="store_true", help="exit 3 when a change is disruptive")
+    df.set_defaults(func=cmd_diff)
     sub.add_parser("gpus", help="list the GPU catalog").set_defaults(func=cmd_gpus)
     sub.add_parser("stacks", help="list the project's stacks").set_defaults(func=cmd_stacks)
     mx = sub.add_parser("matrix", help="what each platform ships and what gpuplane installs (for one stack or all)")

@@ -21,7 +21,7 @@ def tool(name: str) -> str:
 
 
 def test_ruff() -> None:
-    out = subprocess.run([tool("ruff"), "check", "components", "tests"], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run([tool("ruff"), "check", "components", "tests", "scripts"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
 

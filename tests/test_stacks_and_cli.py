@@ -132,3 +132,13 @@ def test_every_subpackage_is_packaged() -> None:
     found = set(find_packages(where=str(ROOT), include=include))
     on_disk = {".".join(p.relative_to(ROOT).parts[:-1]) for p in (ROOT / "components").rglob("__init__.py")}
     assert on_disk and on_disk <= found, on_disk - found
+
+
+@pytest.mark.parametrize("stack", ["gcp-standard", "aws-karpenter"])
+def test_readme_pictures_are_generated_from_the_plan(stack: str, plan_of: Callable[..., Plan]) -> None:
+    from components.plan.render import to_mermaid
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(f"<!-- picture:{stack}:start -->")[1].split(f"<!-- picture:{stack}:end -->")[0]
+    assert block.strip() == f"```mermaid\n{to_mermaid(plan_of(stack))}\n```", "run scripts/render_pictures.py"
+    assert (ROOT / "docs" / "pictures" / f"{stack}.mmd").read_text().strip() == to_mermaid(plan_of(stack))

@@ -75,4 +75,17 @@ def to_dot(plan: Plan) -> str:
     return "\n".join(out)
 
 
-FORMATS = {"tree": to_tree, "json": to_json, "dot": to_dot}
+def to_mermaid(plan: Plan) -> str:
+    """A Mermaid flowchart (GitHub renders it): components as rounded boxes, parent -> child edges."""
+    ids = {r.urn: f"r{i}" for i, r in enumerate(plan.resources)}
+    out = ["flowchart LR"]
+    for r in plan.resources:
+        label = f"{r.name}<br/><small>{r.type}</small>".replace('"', "'")
+        out.append(f'  {ids[r.urn]}["{label}"]' if r.custom else f'  {ids[r.urn]}("{label}")')
+    for r in plan.resources:
+        if r.parent in ids:
+            out.append(f"  {ids[r.parent]} --> {ids[r.urn]}")
+    return "\n".join(out)
+
+
+FORMATS = {"tree": to_tree, "json": to_json, "dot": to_dot, "mermaid": to_mermaid}
