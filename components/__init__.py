@@ -21,6 +21,8 @@ _EXPORTS = {
     "GkeGpuCluster": "components.gcp",
     "GkeGpuClusterArgs": "components.gcp",
     "GkeGpuPlatform": "components.gcp",
+    "GkeGpuNodePools": "components.gcp",
+    "GkeGpuNodePoolsArgs": "components.gcp",
     "GkeAutopilotPlatform": "components.gcp.autopilot",
     "EksGpuCluster": "components.aws",
     "EksGpuClusterArgs": "components.aws",

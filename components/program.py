@@ -10,10 +10,11 @@ import pulumi
 from .config import StackConfig, from_pulumi
 
 
-def builder_for(cfg: StackConfig) -> Callable[[StackConfig], dict[str, object]]:
-    """Import the platform's builder lazily (a GKE stack never imports the AWS SDKs)."""
+def builder_for(cfg: StackConfig) -> Callable[..., dict[str, object]]:
+    """Import the platform's builder lazily (a GKE stack never imports the AWS SDKs).
+    Builders take `(cfg, opts=None)` and return the stack outputs."""
     module, func = cfg.platform_spec.builder.split(":")
-    fn: Callable[[StackConfig], dict[str, object]] = getattr(importlib.import_module(module), func)
+    fn: Callable[..., dict[str, object]] = getattr(importlib.import_module(module), func)
     return fn
 
 

@@ -21,7 +21,12 @@ def tool(name: str) -> str:
 
 
 def test_ruff() -> None:
-    out = subprocess.run([tool("ruff"), "check", "components", "tests", "scripts"], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        [tool("ruff"), "check", "components", "tests", "scripts", "provider", "examples"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -70,14 +70,15 @@ class GkeGpuCluster(pulumi.ComponentResource):
             **render.system_pool_args(args.cluster, args.gcp, cluster.id, sa.email),
             opts=pool_opts,
         )
-        gpu_pools = [
-            gcp.container.NodePool(
-                f"{name}-{pool.name}",
-                **render.gpu_pool_args(args.cluster, args.gcp, pool, cluster.id, sa.email),
-                opts=pool_opts,
-            )
-            for pool in (args.gpu_pools if args.auto_provisioning is None else [])
-        ]
+        gpu_pools = create_gpu_pools(
+            name,
+            args.cluster,
+            args.gcp,
+            args.gpu_pools if args.auto_provisioning is None else [],
+            cluster.id,
+            sa.email,
+            pool_opts,
+        )
 
         self.kubeconfig, self.k8s_provider = kube_access(
             name, cluster, args.cluster, args.gcp, self, [*gpu_pools] or [cluster]
@@ -95,3 +96,66 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 "gpu_node_pools": self.gpu_node_pools,
             }
         )
+
+
+def create_gpu_pools(
+    name: str,
+    cluster: ClusterConfig,
+    gcp_cfg: GcpConfig,
+    pools: Sequence[GpuPool],
+    cluster_id: pulumi.Input[str],
+    sa_email: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> list[gcp.container.NodePool]:
+    """One GPU node pool per configured pool, on the cluster `cluster_id` (new or existing)."""
+    return [
+        gcp.container.NodePool(
+            f"{name}-{pool.name}",
+            **render.gpu_pool_args(cluster, gcp_cfg, pool, cluster_id, sa_email),
+            opts=opts,
+        )
+        for pool in pools
+    ]
+
+
+class GkeGpuNodePoolsArgs:
+    """Inputs of `GkeGpuNodePools`: GPU pools for a GKE cluster gpuplane did not create."""
+
+    def __init__(
+        self,
+        cluster: ClusterConfig,
+        gcp: GcpConfig,
+        gpu_pools: Sequence[GpuPool],
+        cluster_id: pulumi.Input[str],
+        node_service_account: pulumi.Input[str],
+    ) -> None:
+        self.cluster = cluster
+        """The existing cluster's name (labels) ..."""
+        self.gcp = gcp
+        """... and where it is (project, region, zones)."""
+        self.gpu_pools = list(gpu_pools)
+        """One GPU node pool per entry."""
+        self.cluster_id = cluster_id
+        """The existing cluster's ID (`projects/P/locations/L/clusters/C`)."""
+        self.node_service_account = node_service_account
+        """Service account email for the GPU nodes."""
+
+
+class GkeGpuNodePools(pulumi.ComponentResource):
+    """Bring your own GKE cluster: gpuplane's tainted, autoscaled GPU node pools added to it."""
+
+    names: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: GkeGpuNodePoolsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpuplane:gcp:GkeGpuNodePools", name, None, opts)
+        pools = create_gpu_pools(
+            name,
+            args.cluster,
+            args.gcp,
+            args.gpu_pools,
+            args.cluster_id,
+            args.node_service_account,
+            pulumi.ResourceOptions(parent=self),
+        )
+        self.names = pulumi.Output.all(*[p.name for p in pools]).apply(list)
+        self.register_outputs({"names": self.names})
