@@ -62,3 +62,12 @@ def test_readme_shows_the_matrix_from_data() -> None:
     readme = (ROOT / "README.md").read_text()
     block = readme.split("<!-- matrix:start")[1].split("-->", 1)[1].split("<!-- matrix:end -->")[0].strip()
     assert block == matrix_markdown()
+
+
+def test_config_reference_is_generated_from_the_models() -> None:
+    from components.config.reference import reference
+
+    from .conftest import ROOT
+
+    assert (ROOT / "docs" / "config.md").read_text() == reference(), "run python scripts/render_docs.py"
+    assert "| `maxNodes` |" in reference() and "Most nodes the autoscaler may add" in reference()

@@ -22,7 +22,7 @@ def tool(name: str) -> str:
 
 def test_ruff() -> None:
     out = subprocess.run(
-        [tool("ruff"), "check", "components", "tests", "scripts", "provider", "examples"],
+        [tool("ruff"), "check", "components", "tests", "scripts", "provider", "examples", "benchmarks"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -142,3 +142,15 @@ def test_readme_pictures_are_generated_from_the_plan(stack: str, plan_of: Callab
     block = readme.split(f"<!-- picture:{stack}:start -->")[1].split(f"<!-- picture:{stack}:end -->")[0]
     assert block.strip() == f"```mermaid\n{to_mermaid(plan_of(stack))}\n```", "run scripts/render_pictures.py"
     assert (ROOT / "docs" / "pictures" / f"{stack}.mmd").read_text().strip() == to_mermaid(plan_of(stack))
+
+
+def test_workflows_run_the_tests_and_diff_every_stack() -> None:
+    wf = ROOT / ".github" / "workflows"
+    ci = yaml.safe_load((wf / "ci.yml").read_text())
+    assert any(step.get("run") == "./.ci/run" for step in ci["jobs"]["test"]["steps"])
+    diff = (wf / "plan-diff.yml").read_text()
+    assert "gpuplane stacks" in diff and "gpuplane diff --git" in diff and "PULUMI_ACCESS_TOKEN" not in diff
+    preview = yaml.safe_load((wf / "preview.yml").read_text())
+    job = preview["jobs"]["preview"]
+    assert sorted(job["strategy"]["matrix"]["stack"]) == STACKS
+    assert any(str(s.get("uses", "")).startswith("pulumi/actions@") for s in job["steps"])

@@ -12,7 +12,7 @@ _ARN_PRINCIPAL = r"^arn:aws(-[a-z]+)*:(iam|sts)::[0-9]{12}:(role|user|assumed-ro
 class AwsConfig(BaseModel):
     """Where an EKS cluster lives and who administers it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
 
     region: str = Field(pattern=r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$")
     """AWS region, e.g. `us-east-1`."""

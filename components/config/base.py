@@ -15,7 +15,7 @@ DURATION = r"^[0-9]+(ms|s|m|h)$"
 class Model(BaseModel):
     """Unknown keys are errors; parsed config is immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
 
 
 def context_value(info: ValidationInfo, key: str) -> object:

@@ -269,7 +269,7 @@ class StackConfig(_Model):
     """Everything under the `gpuplane:` namespace of one stack."""
 
     platform: str
-    """Which platform to build; one of the provider matrix's rows (`gpuplane platforms`)."""
+    """Which platform to build; one of the provider matrix's rows (`gpuplane matrix`)."""
     cluster: ClusterConfig
     """Cluster-wide settings."""
     gcp: GcpConfig | None = Field(default=None, validate_default=True)

@@ -1,0 +1,56 @@
+"""The stack config reference (docs/config.md), generated from the models' field docstrings and defaults."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from .model import StackConfig
+
+
+def _models(tp: Any) -> list[type[BaseModel]]:
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [tp]
+    return [m for arg in typing.get_args(tp) for m in _models(arg)]
+
+
+def _type(tp: Any) -> str:
+    text = str(tp).replace("typing.", "").replace("components.config.", "")
+    for prefix in ("model.", "aws.", "fleet.", "monitoring.", "provisioning.", "sharing.", "<class '", "'>"):
+        text = text.replace(prefix, "")
+    return text
+
+
+def reference() -> str:
+    """Markdown: one table per model, reached from `StackConfig`."""
+    out = [
+        "# Stack config reference",
+        "",
+        "Generated from `components/config` by `python scripts/render_docs.py` (a test keeps it in sync).",
+        "Every key lives under the `gpuplane:` namespace of `stacks/Pulumi.<stack>.yaml`.",
+    ]
+    seen: set[type[BaseModel]] = set()
+    queue: list[tuple[str, type[BaseModel]]] = [("gpuplane:", StackConfig)]
+    while queue:
+        title, model = queue.pop(0)
+        if model in seen:
+            continue
+        seen.add(model)
+        out += ["", f"## {title} ({model.__name__})", "", (model.__doc__ or "").strip().splitlines()[0], ""]
+        out += ["| key | type | default | meaning |", "|---|---|---|---|"]
+        for name, field in model.model_fields.items():
+            if field.default is not PydanticUndefined:
+                default = f"`{field.default!r}`"
+            elif field.default_factory is not None:
+                default = "(see below)" if _models(field.annotation) else f"`{field.default_factory()!r}`"  # type: ignore[call-arg]
+            else:
+                default = "required"
+            doc = " ".join((field.description or "").split()).replace("|", "\\|")
+            kind = _type(field.annotation).replace("|", "\\|")
+            out.append(f"| `{name}` | `{kind}` | {default} | {doc} |")
+            for sub in _models(field.annotation):
+                queue.append((f"{title.rstrip(':')}{':' if title.endswith(':') else '.'}{name}", sub))
+    return "\n".join(out) + "\n"

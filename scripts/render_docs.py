@@ -1,0 +1,14 @@
+"""Regenerate docs/config.md from the config models (a test checks it is up to date)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from components.config.reference import reference  # noqa: E402
+
+if __name__ == "__main__":
+    (ROOT / "docs" / "config.md").write_text(reference())
