@@ -57,24 +57,13 @@ def scrape_job(target: ScrapeTarget, interval: str = "15s", timeout: str = "10s"
         {"source_labels": [sd_label(k)], "action": "keep", "regex": _literal(v)}
         for k, v in sorted(target.service_labels.items())
     ]
-    return {
-        "job_name": JOB_NAME,
-        "scrape_interval": interval,
-        "scrape_timeout": timeout,
-        "metrics_path": "/metrics",
-        "scheme": "http",
-        "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [target.namespace]}}],
-        "relabel_configs": [
-            *keep,
-            {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "action": "keep", "regex": target.port_name},
-            {
-                "source_labels": ["__meta_kubernetes_pod_node_name"],
-                "action": "replace",
-                "target_label": "kubernetes_node",
-            },
-            *static_relabels(target),
-        ],
-    }
+    relabels = [
+        *keep,
+        {"source_labels": ["__meta_kubernetes_endpoint_port_name"], "action": "keep", "regex": target.port_name},
+        dict(NODE_RELABEL),
+        *static_relabels(target),
+    ]
+    return _job("endpoints", target, interval, timeout, relabels)
 
 
 NODE_RELABEL = {
@@ -99,14 +88,21 @@ def _pod_job(target: ScrapeTarget, interval: str, timeout: str) -> dict[str, Any
             "target_label": "__address__",
         }
     ]
+    relabels = [*keep, *(address if target.pod_port else []), dict(NODE_RELABEL), *static_relabels(target)]
+    return _job("pod", target, interval, timeout, relabels)
+
+
+def _job(
+    role: str, target: ScrapeTarget, interval: str, timeout: str, relabels: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "job_name": JOB_NAME,
         "scrape_interval": interval,
         "scrape_timeout": timeout,
         "metrics_path": "/metrics",
         "scheme": "http",
-        "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [target.namespace]}}],
-        "relabel_configs": [*keep, *(address if target.pod_port else []), dict(NODE_RELABEL), *static_relabels(target)],
+        "kubernetes_sd_configs": [{"role": role, "namespaces": {"names": [target.namespace]}}],
+        "relabel_configs": relabels,
     }
 
 
