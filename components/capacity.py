@@ -89,7 +89,7 @@ def capacity(cfg: StackConfig) -> list[CapacityRow]:
                     slots_at_max=p.maxNodes * p.gpusPerNode * slots_per_gpu(p),
                     idle_floor_gpus=floor * p.gpusPerNode,
                     usd_per_hour_at_max=None if price is None else round(price * p.maxNodes, 2),
-                    usd_per_hour_at_floor=None if price is None else round(price * floor, 2),
+                    usd_per_hour_at_floor=None if price is None else round(price * floor, 2) + 0.0,
                 )
             )
     return rows
@@ -106,9 +106,12 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
             "slots_at_max": sum(r.slots_at_max for r in rows),
             "idle_floor_gpus": sum(r.idle_floor_gpus for r in rows),
             "usd_per_hour_at_max": round(sum(r.usd_per_hour_at_max or 0 for r in priced), 2),
-            "usd_per_hour_at_floor": round(sum(r.usd_per_hour_at_floor or 0 for r in priced), 2),
+            "usd_per_hour_at_floor": round(sum(r.usd_per_hour_at_floor or 0.0 for r in priced), 2) + 0.0,
         },
-        "prices": "your prices (gpuplane:prices)" if cfg.prices.onDemand else f"estimate: {PRICE_SOURCE}",
+        "prices": (
+            ("your prices (gpuplane:prices)" if cfg.prices.onDemand else f"estimate: {PRICE_SOURCE}")
+            + f"; spot rows at {cfg.prices.spotFraction or SPOT_FRACTION[cfg.platform_spec.cloud]:g} x on-demand"
+        ),
         "unpriced": sorted({r.machine for r in rows if r.usd_per_hour_at_max is None}),
     }
 

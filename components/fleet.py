@@ -99,11 +99,19 @@ def allocate(cfg: StackConfig) -> tuple[dict[str, dict[str, int]], list[tuple[Lo
 
 def fleet_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
     """Every reason the fleet cannot be laid out (empty when it can)."""
-    problems = allocate(cfg)[1]
+    alloc, problems = allocate(cfg)
+    fits = not problems
     assert cfg.fleet is not None
     for i, r in enumerate(cfg.fleet.regions):
         if len(f"{cfg.cluster.name}-{r.region}") > 40:
             problems.append((("fleet", "regions", i, "region"), "cluster name + region exceeds 40 characters"))
+        if fits and not any(share.get(r.region) for share in alloc.values()):
+            problems.append(
+                (
+                    ("fleet", "regions", i, "region"),
+                    f"{r.region} gets no GPUs (earlier regions hold every total); remove it",
+                )
+            )
     return problems
 
 
@@ -175,11 +183,11 @@ class GpuFleet(pulumi.ComponentResource):
         self.register_outputs({})
 
 
-def build(cfg: StackConfig, builder_path: str) -> dict[str, object]:
+def build(cfg: StackConfig, builder_path: str, opts: pulumi.ResourceOptions | None = None) -> dict[str, object]:
     """Build a fleet: the platform's builder once per region; outputs keyed by region."""
     module, func = builder_path.split(":")
     builder = getattr(importlib.import_module(module), func)
-    fleet = GpuFleet(cfg.cluster.name, cfg, builder)
+    fleet = GpuFleet(cfg.cluster.name, cfg, builder, opts=opts)
     per_cluster = ("kubeconfig", "scrapeConfig", "prometheusRules", "platform")
     per_region = {r: {k: v for k, v in o.items() if k not in per_cluster} for r, o in fleet.outputs.items()}
     first = next(iter(fleet.outputs.values()))

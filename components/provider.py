@@ -26,7 +26,7 @@ class GpuPlatform(pulumi.ComponentResource):
     cluster_name: pulumi.Output[str]
     """Name of the Kubernetes cluster (or of the first region's cluster in a fleet)."""
     kubeconfig: pulumi.Output[str]
-    """Kubeconfig for the cluster (secret)."""
+    """Kubeconfig for the cluster (secret); for a fleet, a JSON object of one kubeconfig per region."""
     scrape_config: pulumi.Output[str]
     """The `gpu-metrics` Prometheus scrape job(s), YAML."""
     prometheus_rules: pulumi.Output[str]
@@ -40,10 +40,11 @@ class GpuPlatform(pulumi.ComponentResource):
         if cfg.fleet is not None:
             from .fleet import build as build_fleet
 
-            outputs = build_fleet(cfg, cfg.platform_spec.builder)
+            outputs = build_fleet(cfg, cfg.platform_spec.builder, opts=pulumi.ResourceOptions(parent=self))
             first = next(iter(outputs["clusters"].values()))  # type: ignore[attr-defined]
             self.cluster_name = pulumi.Output.from_input(first["clusterName"])
-            self.kubeconfig = pulumi.Output.secret(outputs["kubeconfigs"])  # type: ignore[arg-type]
+            # One kubeconfig per region, as a JSON object {region: kubeconfig}.
+            self.kubeconfig = pulumi.Output.secret(pulumi.Output.json_dumps(outputs["kubeconfigs"]))
         else:
             outputs = builder_for(cfg)(cfg, opts=pulumi.ResourceOptions(parent=self))
             self.cluster_name = pulumi.Output.from_input(outputs["clusterName"])  # type: ignore[arg-type]

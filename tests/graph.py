@@ -123,10 +123,13 @@ GKE_SHARING = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
 EKS_CAPACITY = {"SPOT": "SPOT", "ON_DEMAND": "ON_DEMAND"}
 
 
-def node_models(plan: Plan) -> dict[str, tuple[dict[str, set[str]], set[tuple[str, str, str]]]]:
-    """Pool -> (label -> values a node of it can carry, its taints), read from the planned node pools,
-    node groups or NodePools plus the labels each platform adds to the nodes it creates."""
-    models: dict[str, tuple[dict[str, set[str]], set[tuple[str, str, str]]]] = {}
+Model = tuple[dict[str, set[str]], set[tuple[str, str, str]]]
+
+
+def node_models(plan: Plan) -> dict[tuple[str, str], Model]:
+    """(cluster, pool) -> (label -> values a node of it can carry, its taints), read from the planned node
+    pools, node groups or NodePools plus the labels each platform adds to the nodes it creates."""
+    models: dict[tuple[str, str], Model] = {}
     for r in gpu_node_pools(plan):  # GKE
         nc = r.inputs["nodeConfig"]
         acc = nc["guestAccelerators"][0]
@@ -141,7 +144,7 @@ def node_models(plan: Plan) -> dict[str, tuple[dict[str, set[str]], set[tuple[st
             labels["cloud.google.com/gke-max-shared-clients-per-gpu"] = {str(sc["maxSharedClientsPerGpu"])}
         if "gpuPartitionSize" in acc:
             labels["cloud.google.com/gke-gpu-partition-size"] = {acc["gpuPartitionSize"]}
-        models[r.inputs["name"]] = (labels, node_taints(r))
+        models[(nc["labels"]["gpuplane.io/cluster"], r.inputs["name"])] = (labels, node_taints(r))
     for r in plan.by_type("eks:index:ManagedNodeGroup"):
         i = r.inputs
         if "gpuplane.io/pool" not in i["labels"]:
@@ -150,7 +153,7 @@ def node_models(plan: Plan) -> dict[str, tuple[dict[str, set[str]], set[tuple[st
         labels["eks.amazonaws.com/capacityType"] = {EKS_CAPACITY[i["capacityType"]]}
         labels["eks.amazonaws.com/nodegroup"] = {i["nodeGroupName"]}
         taints = {(t["key"], t.get("value", ""), GKE_EFFECTS[t["effect"]]) for t in i.get("taints", [])}
-        models[i["labels"]["gpuplane.io/pool"]] = (labels, taints)
+        models[(i["labels"]["gpuplane.io/cluster"], i["labels"]["gpuplane.io/pool"])] = (labels, taints)
     for r in plan.resources:
         if r.inputs.get("kind") != "NodePool":
             continue
@@ -161,7 +164,7 @@ def node_models(plan: Plan) -> dict[str, tuple[dict[str, set[str]], set[tuple[st
             if req["operator"] == "In":
                 labels[req["key"]] = set(req["values"])
         taints = {(x["key"], x.get("value", ""), x["effect"]) for x in t["spec"].get("taints", [])}
-        models[r.inputs["metadata"]["name"]] = (labels, taints)
+        models[(t["metadata"]["labels"]["gpuplane.io/cluster"], r.inputs["metadata"]["name"])] = (labels, taints)
     return models
 
 

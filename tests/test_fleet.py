@@ -9,13 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.capacity import summary
 from components.catalog import GPUS
-from components.config import namespace_of, parse_config
 from components.fleet import spread
-from components.plan import Plan, load
+from components.plan import Plan
 
-from .conftest import FLEETS, ROOT, STACKS, config_problems, load_stack_config
+from .conftest import FLEETS, STACKS, config_problems, load_stack_config
 from .graph import RELEASE
 
 
@@ -61,6 +59,17 @@ def test_fleet_that_cannot_fit_fails_clearly() -> None:
         == "100 GPUs do not fit: at most 56 within the regions' quota and availability"
     )
     assert problems["gpuplane:fleet.totals.training"] == "12 GPUs is not a whole number of 8-GPU nodes"
+
+
+def test_region_without_a_share_fails_clearly() -> None:
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config("aws-fleet").items()}
+    raw["fleet"] = {**raw["fleet"], "totals": {"inference": 8, "training": 8}}
+    problems = config_problems(raw)
+    assert (
+        problems["gpuplane:fleet.regions[1].region"]
+        == "us-west-2 gets no GPUs (earlier regions hold every total); remove it"
+    )
+    assert problems["gpuplane:fleet.regions[2].region"].startswith("eu-central-1 gets no GPUs")
 
 
 def test_pool_totals_must_name_pools() -> None:
@@ -121,14 +130,66 @@ def test_summary_matches_the_graph(stack: str, plan_of: Callable[..., Plan]) -> 
             assert load_stack_config(stack)["gpuplane:platform"] == "gke-autopilot"
     assert len(graph) == len([r for r in rows if (r["cluster"], r["pool"]) in graph])
     assert plan.outputs["capacity"]["totals"]["gpus_at_max"] == sum(r["gpus_at_max"] for r in rows)
-    cfg = parse_config(namespace_of(load(stack, ROOT).flat_config()))
-    assert plan.outputs["capacity"] == summary(cfg)
+
+
+def floors_and_slots_in_graph(plan: Plan) -> dict[tuple[str, str], tuple[int, int]]:
+    """(cluster, pool) -> (GPUs running at the floor, schedulable slots at max), from the graph alone:
+    node-pool minima, GKE sharing/partition settings, the operator's device-plugin ConfigMap and MIG labels."""
+    import yaml
+
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in plan.by_type("gcp:container/nodePool:NodePool"):
+        nc = r.inputs["nodeConfig"]
+        if not nc.get("guestAccelerators"):
+            continue
+        acc = nc["guestAccelerators"][0]
+        per_gpu = acc.get("gpuSharingConfig", {}).get("maxSharedClientsPerGpu", 1)
+        if "gpuPartitionSize" in acc:
+            per_gpu = GPUS[nc["labels"]["gpuplane.io/gpu"]].mig_profiles[acc["gpuPartitionSize"]]
+        floor = r.inputs["autoscaling"]["totalMinNodeCount"] * acc["count"]
+        slots = r.inputs["autoscaling"]["totalMaxNodeCount"] * acc["count"] * per_gpu
+        out[(nc["labels"]["gpuplane.io/cluster"], r.inputs["name"])] = (floor, slots)
+    configs: dict[str, dict[str, str]] = {}
+    for r in plan.resources:
+        if r.inputs.get("kind") == "ConfigMap" and "device-plugin" in r.inputs["metadata"]["name"]:
+            configs[r.parent or ""] = r.inputs["data"]
+    data = next(iter(configs.values()), {})
+
+    def per_gpu(labels: dict[str, str]) -> int:
+        if "nvidia.com/mig.config" in labels:
+            profile = labels["nvidia.com/mig.config"].removeprefix("all-")
+            return GPUS[labels["gpuplane.io/gpu"]].mig_profiles[profile]
+        if "nvidia.com/device-plugin.config" in labels:
+            sharing = yaml.safe_load(data[labels["nvidia.com/device-plugin.config"]])["sharing"]
+            (mechanism,) = sharing.values()
+            return int(mechanism["resources"][0]["replicas"])
+        return 1
+
+    for r in plan.by_type("eks:index:ManagedNodeGroup"):
+        labels = r.inputs["labels"]
+        if "gpuplane.io/pool" in labels:
+            gpu = GPUS[labels["gpuplane.io/gpu"]]
+            n = gpu.aws.instances[r.inputs["instanceTypes"][0]]  # type: ignore[union-attr]
+            sc = r.inputs["scalingConfig"]
+            key = (labels["gpuplane.io/cluster"], labels["gpuplane.io/pool"])
+            out[key] = (sc["minSize"] * n, sc["maxSize"] * n * per_gpu(labels))
+    for r in plan.resources:
+        if r.inputs.get("kind") == "NodePool":
+            labels = r.inputs["spec"]["template"]["metadata"]["labels"]
+            gpus = int(r.inputs["spec"]["limits"]["nvidia.com/gpu"])
+            out[(labels["gpuplane.io/cluster"], labels["gpuplane.io/pool"])] = (0, gpus * per_gpu(labels))
+    return out
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_idle_floor_is_zero(stack: str) -> None:
-    cfg = parse_config(namespace_of(load(stack, ROOT).flat_config()))
-    assert summary(cfg)["totals"]["idle_floor_gpus"] == 0, "every shipped pool scales to zero"
+def test_slots_and_idle_floor_match_the_graph(stack: str, plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of(stack)
+    graph = floors_and_slots_in_graph(plan)
+    for row in plan.outputs["capacity"]["rows"]:
+        if (row["cluster"], row["pool"]) in graph:
+            floor, slots = graph[(row["cluster"], row["pool"])]
+            assert (row["idle_floor_gpus"], row["slots_at_max"]) == (floor, slots), row
+    assert plan.outputs["capacity"]["totals"]["idle_floor_gpus"] == 0, "every shipped pool scales to zero"
 
 
 @pytest.mark.parametrize("stack", FLEETS)
@@ -192,3 +253,48 @@ def test_fleet_monitoring_names_cluster_and_region(stack: str, plan_of: Callable
             r.inputs["chart"] != "kube-prometheus-stack"
             or r.inputs["values"]["prometheus"]["prometheusSpec"]["externalLabels"]["region"]
         )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    quotas=st.lists(
+        st.fixed_dictionaries({"l4": st.integers(0, 24), "a100-40gb": st.integers(0, 24)}), min_size=3, max_size=3
+    ),
+    inference=st.integers(0, 40),
+    training=st.sampled_from([0, 8, 16, 24, 32]),
+    fixed=st.integers(0, 3),
+)
+def test_allocate_keeps_every_region_within_quota(
+    quotas: list[dict[str, int]], inference: int, training: int, fixed: int
+) -> None:
+    """Several pools share one GPU type's quota (a fixed pool plus a spread one): never above quota."""
+    from components.config import ConfigError, parse_config
+    from components.fleet import allocate
+
+    regions = ["us-central1", "europe-west4", "asia-southeast1"]
+    raw = {
+        "platform": "gke-standard",
+        "cluster": {"name": "f"},
+        "gcp": {"project": "acme-ml-prod", "region": "us-central1"},
+        "fleet": {
+            "regions": [{"region": r, "quota": q} for r, q in zip(regions, quotas, strict=True)],
+            "totals": {"inference": inference, "training": training},
+        },
+        "gpuPools": [
+            {"name": "always", "gpu": "l4", "maxNodes": max(fixed, 1)},
+            {"name": "inference", "gpu": "l4", "maxNodes": 1},
+            {"name": "training", "gpu": "a100-40gb", "gpusPerNode": 8, "maxNodes": 1},
+        ],
+    }
+    try:
+        cfg = parse_config(raw)
+    except ConfigError as exc:
+        assert all(path.startswith("gpuplane:fleet") for path, _ in exc.problems), exc.problems
+        return
+    alloc, problems = allocate(cfg)
+    assert not problems and alloc == allocate(cfg)[0], "deterministic"
+    for region, quota in zip(regions, quotas, strict=True):
+        for gpu, pools in (("l4", ("always", "inference")), ("a100-40gb", ("training",))):
+            used = sum(alloc[p].get(region, 0) for p in pools)
+            assert used <= quota[gpu], (region, gpu, used, quota[gpu])
+    assert sum(alloc["inference"].values()) == inference and sum(alloc["training"].values()) == training

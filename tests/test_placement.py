@@ -28,32 +28,49 @@ CASES = [(s, p.name) for s in STACKS for p in config(s).gpuPools]
 
 @pytest.mark.parametrize(("stack", "pool"), CASES)
 def test_fragment_lands_on_its_pool_and_no_other(stack: str, pool: str, plan_of: Callable[..., Plan]) -> None:
-    cfg = config(stack)
-    fragment = placement(cfg, pool)
-    models = node_models(plan_of(stack))
-    for t in fragment["tolerations"]:
-        assert t["effect"] == "NoSchedule"
-    if not models:  # NAP / Autopilot: GKE creates nodes from the pod's own selectors
-        acc = next(
-            e
-            for e in fragment["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-                "nodeSelectorTerms"
-            ][0]["matchExpressions"]
-            if e["key"] == "cloud.google.com/gke-accelerator"
-        )
-        plan = plan_of(stack)
-        (cluster,) = plan.by_type("gcp:container/cluster:Cluster")
-        limits = {r["resourceType"] for r in cluster.inputs.get("clusterAutoscaling", {}).get("resourceLimits", [])}
-        assert not limits or acc["values"][0] in limits, "NAP may create nodes with this GPU"
-        assert tolerates(fragment["tolerations"], ("nvidia.com/gpu", "present", "NoSchedule"))
-        return
-    labels, taints = models[pool]
-    assert could_match(fragment["affinity"], labels), f"{pool}: affinity not satisfied by its own nodes"
-    for taint in taints:
-        assert tolerates(fragment["tolerations"], taint), f"{pool}: {taint} not tolerated"
-    for other, (other_labels, _) in models.items():
-        if other != pool:
-            assert not could_match(fragment["affinity"], other_labels), f"{pool}'s pods could land on {other}"
+    from components.fleet import region_configs
+
+    plan = plan_of(stack)
+    models = node_models(plan)
+    for _, cfg in region_configs(config(stack)):  # every cluster of a fleet, or the one cluster
+        if pool not in {p.name for p in cfg.gpuPools}:
+            continue
+        fragment = placement(cfg, pool)
+        assert all(t["effect"] == "NoSchedule" for t in fragment["tolerations"])
+        mine = {k: m for k, m in models.items() if k[0] == cfg.cluster.name}
+        if not mine:  # NAP / Autopilot: GKE creates nodes from the pod's own selectors
+            auto_provisioned_node_fits(plan, cfg, pool, fragment)
+            continue
+        labels, taints = mine[(cfg.cluster.name, pool)]
+        assert could_match(fragment["affinity"], labels), f"{pool}: affinity not satisfied by its own nodes"
+        for taint in taints:
+            assert tolerates(fragment["tolerations"], taint), f"{pool}: {taint} not tolerated"
+        for (_, other), (other_labels, _) in mine.items():
+            if other != pool:
+                assert not could_match(fragment["affinity"], other_labels), f"{pool}'s pods could land on {other}"
+
+
+def auto_provisioned_node_fits(plan: Plan, cfg: StackConfig, pool: str, fragment: dict[str, Any]) -> None:
+    """The node GKE would create for the pod: its accelerator is allowed by NAP's limits (Autopilot: any),
+    it carries the GKE labels the pod selects, and the pod tolerates GKE's GPU (and spot) taints."""
+    from components.catalog import GPUS
+
+    p = next(x for x in cfg.gpuPools if x.name == pool)
+    gpu = GPUS[p.gpu]
+    assert gpu.gcp is not None
+    (cluster,) = [c for c in plan.by_type("gcp:container/cluster:Cluster") if c.inputs["name"] == cfg.cluster.name]
+    limits = {r["resourceType"] for r in cluster.inputs.get("clusterAutoscaling", {}).get("resourceLimits", [])}
+    assert not limits or gpu.gcp.accelerator in limits, "NAP may create nodes with this GPU"
+    node = {"cloud.google.com/gke-accelerator": {gpu.gcp.accelerator}}
+    if p.spot:
+        node["cloud.google.com/gke-spot"] = {"true"}
+    from components.nvidia.sharing import gke_node_labels
+
+    node.update({k: {v} for k, v in gke_node_labels(p).items()})
+    assert could_match(fragment["affinity"], node)
+    assert tolerates(fragment["tolerations"], ("nvidia.com/gpu", "present", "NoSchedule"))
+    if p.spot:
+        assert tolerates(fragment["tolerations"], ("cloud.google.com/gke-spot", "true", "NoSchedule"))
 
 
 @pytest.mark.parametrize(("stack", "pool"), CASES)

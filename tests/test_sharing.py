@@ -187,6 +187,22 @@ BASE_GKE = {"cluster": {"name": "g"}, "gcp": {"project": "acme-ml-prod", "region
             },
             "strategy time-slicing needs replicas (2-48)",
         ),
+        (
+            {
+                **BASE_EKS,
+                "gpuPools": [
+                    {
+                        "name": "p",
+                        "gpu": "l4",
+                        "maxNodes": 1,
+                        "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
+                        "sharing": {"strategy": "mps", "replicas": 2},
+                    }
+                ],
+            },
+            "BOTTLEROCKET_x86_64_NVIDIA runs its own device plugin, so the gpu-operator's mps config would not apply; "
+            "use AL2023_x86_64_NVIDIA for shared GPUs",
+        ),
     ],
 )
 def test_impossible_sharing_is_refused(raw: dict[str, Any], message: str) -> None:

@@ -245,6 +245,19 @@ class GpuPool(_Model):
             image = NODE_IMAGES.get(str(info.data.get("amiType")))
             if _cloud(info) == "aws" and image is not None and not image.mig_manager:
                 raise ValueError(f"{image.ami_type} has no gpu-operator MIG manager; use AL2023_x86_64_NVIDIA for MIG")
+        image = NODE_IMAGES.get(str(info.data.get("amiType")))
+        fixed_or_karpenter = not isinstance(platform, Platform) or platform.name != "eks-automode"
+        if (
+            v.strategy != "mig"
+            and _cloud(info) == "aws"
+            and image is not None
+            and image.device_plugin
+            and fixed_or_karpenter
+        ):
+            raise ValueError(
+                f"{image.ami_type} runs its own device plugin, so the gpu-operator's {v.strategy} config would not "
+                "apply; use AL2023_x86_64_NVIDIA for shared GPUs"
+            )
         return v
 
     @field_validator("labels")

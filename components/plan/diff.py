@@ -39,6 +39,7 @@ DISRUPTIVE: Mapping[str, Mapping[str, str]] = MappingProxyType(
             "network": "replaces the cluster",
             "subnetwork": "replaces the cluster",
             "ipAllocationPolicy": "replaces the cluster",
+            "nodeConfig": "replaces the cluster (default node pool settings are immutable)",
         },
         # EKS UpdateNodegroupConfig cannot change these: the node group is replaced.
         "eks:index:ManagedNodeGroup": {
