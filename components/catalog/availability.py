@@ -138,9 +138,5 @@ SPOT_FRACTION: Mapping[str, float] = MappingProxyType({"gcp": 0.35, "aws": 0.4})
 """Typical spot price as a fraction of on-demand, per cloud."""
 
 
-def gcp_regions(accelerator: str) -> tuple[str, ...]:
-    return tuple(GCP_ZONES.get(accelerator, {}))
-
-
 def aws_regions(family: str) -> tuple[str, ...]:
     return AWS_REGIONS.get(family, ())
