@@ -32,6 +32,18 @@ def test_stack_rules_pass_promtool_check(stack: str, plan_of: Callable[..., Plan
     assert "SUCCESS: 11 rules found" in out.stdout
 
 
+def promtool_test(folder: Path) -> subprocess.CompletedProcess[str]:
+    """`promtool test rules gpu.test.yml` in `folder` (which holds gpu.rules.yml)."""
+    return subprocess.run(
+        [engine("promtool"), "test", "rules", "gpu.test.yml"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
 def alert(name: str, labels: dict[str, str], summary: str, description: str, severity: str) -> dict[str, Any]:
     return {
         "exp_labels": {"alertname": name, "severity": severity, **labels},
@@ -206,14 +218,7 @@ def test_every_alert_fires_and_holds_with_promtool(tmp_path: Path) -> None:
     engine("promtool")
     (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rule_groups(RuleSettings())))
     (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(rule_tests(), sort_keys=False))
-    out = subprocess.run(
-        [engine("promtool"), "test", "rules", "gpu.test.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    out = promtool_test(tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     alerts = {a["alert"] for g in rule_groups(RuleSettings()) for a in g["rules"] if "alert" in a}
     tested = {t["alertname"] for t in rule_tests()["tests"][0]["alert_rule_test"]}
@@ -224,14 +229,7 @@ def test_promtool_test_catches_a_wrong_threshold(tmp_path: Path) -> None:
     engine("promtool")
     (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rule_groups(RuleSettings(temperature_celsius=95))))
     (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(rule_tests(), sort_keys=False))
-    out = subprocess.run(
-        [engine("promtool"), "test", "rules", "gpu.test.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    out = promtool_test(tmp_path)
     assert out.returncode != 0 and "GpuTemperatureHigh" in out.stdout + out.stderr
 
 
@@ -297,14 +295,7 @@ def test_device_plugin_rules_fire_on_gke_metric_names(tmp_path: Path) -> None:
         ],
     }
     (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
-    out = subprocess.run(
-        [engine("promtool"), "test", "rules", "gpu.test.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    out = promtool_test(tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     exprs = " ".join(r["expr"] for g in rule_groups(settings) for r in g["rules"])
     assert "DCGM_" not in exprs

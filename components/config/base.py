@@ -26,3 +26,11 @@ def context_value(info: ValidationInfo, key: str) -> object:
 def bad_labels(labels: dict[str, str]) -> list[str]:
     """Keys of `labels` that are not valid Kubernetes label keys or whose values are invalid."""
     return sorted(k for k, v in labels.items() if not LABEL_KEY.match(k) or not LABEL_VALUE.match(v))
+
+
+def valid_labels(v: dict[str, str]) -> dict[str, str]:
+    """Field validator for a map of Kubernetes labels."""
+    bad = bad_labels(v)
+    if bad:
+        raise ValueError(f"invalid Kubernetes label(s): {', '.join(bad)}")
+    return v

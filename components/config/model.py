@@ -16,7 +16,7 @@ from ..catalog import DEFAULT_GPU_IMAGE, GPUS, NODE_IMAGES, PLATFORMS, Platform,
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
-from .base import bad_labels, context_value
+from .base import context_value, valid_labels
 from .fleet import FleetConfig, PriceConfig
 from .monitoring import MonitoringConfig
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
@@ -246,27 +246,14 @@ class GpuPool(_Model):
             if _cloud(info) == "aws" and image is not None and not image.mig_manager:
                 raise ValueError(f"{image.ami_type} has no gpu-operator MIG manager; use AL2023_x86_64_NVIDIA for MIG")
         image = NODE_IMAGES.get(str(info.data.get("amiType")))
-        fixed_or_karpenter = not isinstance(platform, Platform) or platform.name != "eks-automode"
-        if (
-            v.strategy != "mig"
-            and _cloud(info) == "aws"
-            and image is not None
-            and image.device_plugin
-            and fixed_or_karpenter
-        ):
+        if v.strategy != "mig" and _cloud(info) == "aws" and image is not None and image.device_plugin:
             raise ValueError(
                 f"{image.ami_type} runs its own device plugin, so the gpu-operator's {v.strategy} config would not "
                 "apply; use AL2023_x86_64_NVIDIA for shared GPUs"
             )
         return v
 
-    @field_validator("labels")
-    @classmethod
-    def _valid_labels(cls, v: dict[str, str]) -> dict[str, str]:
-        bad = bad_labels(v)
-        if bad:
-            raise ValueError(f"invalid Kubernetes label(s): {', '.join(bad)}")
-        return v
+    _valid_labels = field_validator("labels")(valid_labels)
 
 
 class SmokeTest(_Model):

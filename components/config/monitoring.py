@@ -10,7 +10,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import DURATION as _DURATION
 from .base import Model as _Model
-from .base import bad_labels, context_value
+from .base import context_value, valid_labels
 
 
 def duration_seconds(text: str) -> float:
@@ -68,10 +68,4 @@ class MonitoringConfig(_Model):
             raise ValueError(f"must not exceed scrapeInterval ({interval})")
         return v
 
-    @field_validator("selectorLabels")
-    @classmethod
-    def _valid_selector(cls, v: dict[str, str]) -> dict[str, str]:
-        bad = bad_labels(v)
-        if bad:
-            raise ValueError(f"invalid Kubernetes label(s): {', '.join(bad)}")
-        return v
+    _valid_selector = field_validator("selectorLabels")(valid_labels)
