@@ -98,3 +98,13 @@ def with_first_pool(base: dict[str, Any], **pool: Any) -> dict[str, Any]:
 def load_stack_config(stack: str) -> dict[str, Any]:
     """The raw `config:` map of a shipped stack."""
     return dict(yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print what tests recorded with `tests.summary.record` (counts CI should show)."""
+    from .summary import LINES
+
+    for section, lines in sorted(LINES.items()):
+        terminalreporter.write_sep("-", f"gpuplane: {section}")
+        for line in lines:
+            terminalreporter.write_line(line)
