@@ -42,11 +42,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_placement(args: argparse.Namespace) -> int:
     import yaml
 
-    from .config import namespace_of, parse_config
+    from .config import parse_flat
     from .placement import placement
     from .plan import load
 
-    cfg = parse_config(namespace_of(load(args.stack).flat_config()))
+    cfg = parse_flat(load(args.stack).flat_config())
     print(yaml.safe_dump(placement(cfg, args.pool, args.gpus), sort_keys=False).rstrip())
     return 0
 
@@ -55,10 +55,10 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     import json
 
     from .capacity import summary, table
-    from .config import namespace_of, parse_config
+    from .config import parse_flat
     from .plan import load
 
-    cfg = parse_config(namespace_of(load(args.stack).flat_config()))
+    cfg = parse_flat(load(args.stack).flat_config())
     print(json.dumps(summary(cfg), indent=2) if args.json else table(summary(cfg)))
     return 0
 
@@ -123,12 +123,12 @@ def cmd_gpus(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     from .catalog.platforms import matrix_markdown
-    from .config import namespace_of, parse_config
+    from .config import parse_flat
 
     if args.stack:
         from .plan import load
 
-        cfg = parse_config(namespace_of(load(args.stack).flat_config()))
+        cfg = parse_flat(load(args.stack).flat_config())
         print(matrix_markdown((cfg.platform,)))
         print(f"\n{cfg.platform_spec.description}")
     else:

@@ -15,6 +15,7 @@ import pulumi
 
 from .catalog import lookup
 from .catalog.availability import GCP_ZONES, aws_regions
+from .config.base import suggest
 from .config.model import GpuPool, StackConfig
 
 Loc = tuple[int | str, ...]
@@ -54,6 +55,17 @@ def spread(total: int, per_node: int, regions: Sequence[str], room: Mapping[str,
     return out
 
 
+def unknown_totals(cfg: StackConfig) -> list[tuple[Loc, str]]:
+    """`fleet.totals` entries that name no GPU pool."""
+    assert cfg.fleet is not None
+    names = [p.name for p in cfg.gpuPools]
+    return [
+        (("fleet", "totals", name), f"no GPU pool named {name!r}{suggest(name, names)}")
+        for name in cfg.fleet.totals
+        if name not in names
+    ]
+
+
 def allocate(cfg: StackConfig) -> tuple[dict[str, dict[str, int]], list[tuple[Loc, str]]]:
     """Pool -> region -> GPUs, and the problems found. Fixed-size pools take their room first."""
     assert cfg.fleet is not None
@@ -62,9 +74,7 @@ def allocate(cfg: StackConfig) -> tuple[dict[str, dict[str, int]], list[tuple[Lo
     left = {r.region: dict(r.quota) for r in cfg.fleet.regions}
     alloc: dict[str, dict[str, int]] = {}
     problems: list[tuple[Loc, str]] = []
-    for name in cfg.fleet.totals:
-        if name not in {p.name for p in cfg.gpuPools}:
-            problems.append((("fleet", "totals", name), f"no GPU pool named {name!r}"))
+    problems += unknown_totals(cfg)
     for i, pool in enumerate(cfg.gpuPools):
         if pool.name in cfg.fleet.totals:
             continue

@@ -56,6 +56,11 @@ def pool_target(cloud: str, cluster: str, pool: GpuPool) -> GpuNodeTarget:
     return GpuNodeTarget(pool=pool.name, labels=pool_labels(cluster, pool), taints=pool_taints(cloud, pool))
 
 
+def platform_taints(cloud: str) -> tuple[Taint, ...]:
+    """Taints gpuplane may put on any GPU node of `cloud` (the GPU taint and the cloud's spot taint)."""
+    return (GPU_TAINT, *((SPOT_TAINTS[cloud],) if cloud in SPOT_TAINTS else ()))
+
+
 def tolerations_for(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> list[dict[str, str]]:
     """Kubernetes tolerations that cover every taint of every target, without repeats, in a stable order."""
     seen: dict[tuple[str, str, str], dict[str, str]] = {}
@@ -67,21 +72,16 @@ def tolerations_for(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) ->
     return list(seen.values())
 
 
-def pool_affinity(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> dict[str, object]:
-    """Required node affinity matching exactly the nodes of the given pools."""
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": POOL_LABEL, "operator": "In", "values": sorted(t.pool for t in targets)}
-                        ]
-                    }
-                ]
-            }
-        }
-    }
+def agent_tolerations(cloud: str, targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> list[dict[str, str]]:
+    """Tolerations for a GPU node agent: the platform's taints always (so adding or removing a plain or
+    spot pool leaves the agent's pod template alone), then the pools' own extra taints."""
+    return tolerations_for([GpuNodeTarget(pool="*", labels={}, taints=platform_taints(cloud)), *targets])
+
+
+def label_affinity(key: str) -> dict[str, Any]:
+    """Required node affinity for nodes that carry label `key` (any value)."""
+    term = {"matchExpressions": [{"key": key, "operator": "Exists"}]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
 
 
 @dataclass(frozen=True)
@@ -92,22 +92,16 @@ class NodeSelection:
     tolerations: list[dict[str, str]]
 
 
-def select_pools(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> NodeSelection:
-    """Fixed pools: select by the gpuplane pool label, tolerate every taint of every pool."""
-    return NodeSelection(affinity=pool_affinity(targets), tolerations=tolerations_for(targets))
+def select_pools(cloud: str, targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> NodeSelection:
+    """Fixed pools: every node with the gpuplane pool label (only gpuplane GPU pools carry it), tolerating
+    the platform's taints and every pool's own. Pool names are not listed, so adding or removing a pool
+    does not roll the agent's DaemonSet."""
+    return NodeSelection(affinity=label_affinity(POOL_LABEL), tolerations=agent_tolerations(cloud, targets))
 
 
-def select_by_label(key: str, values: list[str], taints: tuple[Taint, ...]) -> NodeSelection:
-    """Auto-provisioned nodes carry no gpuplane labels: select by a platform label (e.g. the GKE
-    accelerator) and tolerate the taints the platform puts on such nodes."""
-    affinity = {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": key, "operator": "In", "values": sorted(set(values))}]}
-                ]
-            }
-        }
-    }
+def select_by_label(key: str, taints: tuple[Taint, ...]) -> NodeSelection:
+    """Auto-provisioned nodes carry no gpuplane labels: select every node with a platform label (e.g. the
+    GKE accelerator label, which only GPU nodes have) and tolerate the taints the platform puts on such
+    nodes. GPU classes are not listed, so adding one leaves the agent alone."""
     target = GpuNodeTarget(pool="*", labels={}, taints=taints)
-    return NodeSelection(affinity=affinity, tolerations=tolerations_for([target]))
+    return NodeSelection(affinity=label_affinity(key), tolerations=tolerations_for([target]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,8 @@ def test_good_config_parses() -> None:
 
 def test_unknown_gpu() -> None:
     msg = problems(with_pool(gpu="a1000"))["gpuplane:gpuPools[0].gpu"]
-    assert msg.startswith("unknown GPU 'a1000' (known: t4, ") and "l4" in msg and "a10g" not in msg
+    assert msg.startswith("unknown GPU 'a1000' (did you mean 'a100-80gb'?) (known: t4, ")
+    assert "l4" in msg and "a10g" not in msg
 
 
 def test_gpu_not_on_this_cloud() -> None:
@@ -72,12 +74,25 @@ def test_machine_type_does_not_carry_gpu() -> None:
 
 def test_unknown_key_lists_known_keys() -> None:
     msg = problems(with_pool(maxNode=3))["gpuplane:gpuPools[0].maxNode"]
-    assert msg.startswith("unknown key (known: name, gpu,") and "maxNodes" in msg
+    assert msg.startswith("unknown key (did you mean 'maxNodes'?) (known: name, gpu,")
+
+
+def test_misspelt_namespace_is_named() -> None:
+    from components.config import parse_flat
+
+    flat = {f"gpuplane:{k}": json.dumps(v) for k, v in GOOD.items()}
+    flat["gpuplan:releaseChannel"] = "RAPID"
+    flat["aws:region"] = "us-east-1"  # other providers' namespaces are not ours to judge
+    with pytest.raises(ConfigError) as info:
+        parse_flat(flat)
+    assert info.value.problems == [
+        ("gpuplan:releaseChannel", "unknown config namespace 'gpuplan' (did you mean 'gpuplane:releaseChannel'?)")
+    ]
 
 
 def test_unknown_top_level_key() -> None:
     raw = {**GOOD, "gpupools": []}
-    assert "unknown key" in problems(raw)["gpuplane:gpupools"]
+    assert problems(raw)["gpuplane:gpupools"].startswith("unknown key (did you mean 'gpuPools'?)")
 
 
 def test_unknown_platform() -> None:

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
+from ..lifecycle import keep_options
 from . import render
 from .network import EksVpc
 
@@ -59,6 +60,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             net = EksVpc(f"{name}-network", c.name, a, opts=child)
             vpc_id, private, public = net.vpc_id, net.private_subnet_ids, net.public_subnet_ids
 
+        key_arn: pulumi.Input[str] = a.secretsKmsKeyArn or self._secrets_key(name, c, child).arn
         auto: dict[str, Any] = {"auto_mode": {"enabled": True, "create_node_role": True}} if args.auto_mode else {}
         cluster_args: dict[str, Any] = dict(
             name=c.name,
@@ -76,10 +78,11 @@ class EksGpuCluster(pulumi.ComponentResource):
             public_access_cidrs=a.publicAccessCidrs if a.endpointPublicAccess else None,
             enabled_cluster_log_types=["api", "audit", "authenticator"],
             deletion_protection=c.deletionProtection,
+            encryption_config_key_arn=key_arn,
             tags={"gpuplane.io/cluster": c.name},
             **auto,
         )
-        cluster = eks.Cluster(f"{name}-eks", opts=child, **cluster_args)
+        cluster = eks.Cluster(f"{name}-eks", opts=keep_options(c, child), **cluster_args)
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
@@ -107,6 +110,15 @@ class EksGpuCluster(pulumi.ComponentResource):
                 "gpu_node_groups": self.gpu_node_groups,
             }
         )
+
+    def _secrets_key(self, name: str, c: ClusterConfig, opts: pulumi.ResourceOptions) -> aws.kms.Key:
+        """A customer-managed KMS key (yearly rotation, 30-day deletion window) that envelope-encrypts
+        the cluster's Kubernetes secrets, kept like the cluster; and an alias to find it by."""
+        key = aws.kms.Key(f"{name}-secrets-key", **render.secrets_key_args(c.name), opts=keep_options(c, opts))
+        aws.kms.Alias(
+            f"{name}-secrets-key-alias", name=f"alias/gpuplane/{c.name}-secrets", target_key_id=key.key_id, opts=opts
+        )
+        return key
 
     def _node_groups(
         self,

@@ -130,7 +130,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
     def _dcgm_exporter(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> pulumi.Resource:
         args = dcgm.DcgmExporterArgs(
             host="eks-automode",
-            selection=select_pools([pool_target("aws", cfg.cluster.name, p) for p in cfg.gpuPools]),
+            selection=select_pools("aws", [pool_target("aws", cfg.cluster.name, p) for p in cfg.gpuPools]),
             max_gpu_nodes=sum(p.maxNodes for p in cfg.gpuPools),
             namespace=cfg.monitoring.namespace,
         )

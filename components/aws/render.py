@@ -145,6 +145,17 @@ def gpu_node_labels(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
     return {**pool_labels(cluster.name, pool), ACCELERATOR_LABEL: f"nvidia-{pool.gpu}", **operator_node_labels(pool)}
 
 
+def secrets_key_args(cluster: str) -> dict[str, Any]:
+    """KMS key for EKS secrets envelope encryption: symmetric, rotated yearly, 30-day deletion window.
+    No key policy is set, so AWS's default applies (the account administers the key through IAM)."""
+    return {
+        "description": f"gpuplane {cluster}: envelope encryption of Kubernetes secrets",
+        "enable_key_rotation": True,
+        "deletion_window_in_days": 30,
+        "tags": {"gpuplane.io/cluster": cluster},
+    }
+
+
 def launch_template_args(cluster: str, pool_name: str, disk_gb: int, ami_type: str) -> dict[str, Any]:
     """Launch template for a node group: IMDSv2 required, encrypted gp3 volume for container images."""
     image = NODE_IMAGES[ami_type]

@@ -140,3 +140,10 @@ SPOT_FRACTION: Mapping[str, float] = MappingProxyType({"gcp": 0.35, "aws": 0.4})
 
 def aws_regions(family: str) -> tuple[str, ...]:
     return AWS_REGIONS.get(family, ())
+
+
+def known_regions(cloud: str) -> frozenset[str]:
+    """Regions the availability tables list for any GPU of `cloud`."""
+    if cloud == "gcp":
+        return frozenset(r for regions in GCP_ZONES.values() for r in regions)
+    return frozenset(r for regions in AWS_REGIONS.values() for r in regions)

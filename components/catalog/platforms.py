@@ -47,6 +47,8 @@ class Platform:
     """Optional config sections only this platform reads (e.g. `karpenter`)."""
     sharing: tuple[str, ...] = ("time-slicing", "mps", "mig")
     """GPU sharing strategies the platform can carry out (`gpuPools[].sharing.strategy`)."""
+    unused_pool_keys: tuple[str, ...] = ()
+    """`gpuPools[]` keys the platform has no use for (the cloud picks the nodes); setting one is an error."""
     description: str = ""
 
     @property
@@ -114,6 +116,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 fixed_pools=False,
                 min_pools=0,
                 sharing=("time-slicing", "mig"),
+                unused_pool_keys=("machineType", "diskSizeGb", "diskType", "driverVersion"),
                 description="Autopilot: everything NVIDIA is GKE's; metrics come from GKE's device plugin "
                 "(:2112) or managed DCGM. gpuplane installs nothing privileged.",
             ),

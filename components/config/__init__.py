@@ -1,6 +1,6 @@
 """Stack config: typed models and the loader that reports every bad key at once."""
 
-from .load import NAMESPACE, ConfigError, from_pulumi, key_path, namespace_of, parse_config
+from .load import NAMESPACE, ConfigError, from_pulumi, key_path, namespace_of, parse_config, parse_flat
 from .model import ClusterConfig, GcpConfig, GpuPool, StackConfig, SystemPool, Taint
 from .monitoring import MonitoringConfig
 
@@ -18,4 +18,5 @@ __all__ = [
     "key_path",
     "namespace_of",
     "parse_config",
+    "parse_flat",
 ]

@@ -6,6 +6,8 @@ import ipaddress
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+_KEY_ID = r"(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})"
+_KMS_KEY = rf"^arn:aws(-[a-z]+)*:kms:[a-z0-9-]+:[0-9]{{12}}:key/{_KEY_ID}$"
 _ARN_PRINCIPAL = r"^arn:aws(-[a-z]+)*:(iam|sts)::[0-9]{12}:(role|user|assumed-role)/[\w+=,.@/-]+$"
 
 
@@ -18,7 +20,7 @@ class AwsConfig(BaseModel):
     """AWS region, e.g. `us-east-1`."""
     vpcId: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]{8,17}$")
     """Use this existing VPC (with `privateSubnetIds`) instead of creating one."""
-    privateSubnetIds: list[str] = Field(default_factory=list)
+    privateSubnetIds: list[str] = Field(default_factory=list, validate_default=True)
     """Existing private subnets (across AZs) for nodes; required with `vpcId`."""
     publicSubnetIds: list[str] = Field(default_factory=list)
     """Existing public subnets for internet-facing load balancers (optional)."""
@@ -34,6 +36,8 @@ class AwsConfig(BaseModel):
     """Expose the Kubernetes API endpoint publicly (restricted by `publicAccessCidrs`)."""
     publicAccessCidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
     """CIDRs allowed to reach a public API endpoint."""
+    secretsKmsKeyArn: str | None = Field(default=None, pattern=_KMS_KEY)
+    """KMS key that envelope-encrypts Kubernetes secrets; unset creates one (rotation on) per cluster."""
 
     @field_validator("privateSubnetIds", "publicSubnetIds")
     @classmethod

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo
 
@@ -16,6 +18,12 @@ class Model(BaseModel):
     """Unknown keys are errors; parsed config is immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `choices`, or an empty string."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def context_value(info: ValidationInfo, key: str) -> object:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from typing import Annotated
+
+from pydantic import Field, ValidationInfo, field_validator
 
 from ..catalog import lookup
-from .base import Model
+from ..catalog.availability import known_regions
+from .base import Model, context_value, suggest
 
 
 class FleetRegion(Model):
@@ -17,6 +20,15 @@ class FleetRegion(Model):
     """GCP only: node zones; empty picks the zones that offer the pools' GPUs (GPU catalog)."""
     quota: dict[str, int] = Field(default_factory=dict)
     """GPUs this stack may use here, per GPU type (catalog name), e.g. `{l4: 16}`; unset is unlimited."""
+
+    @field_validator("region")
+    @classmethod
+    def _known_region(cls, v: str, info: ValidationInfo) -> str:
+        cloud = context_value(info, "cloud")
+        known = known_regions(cloud) if isinstance(cloud, str) else frozenset({v})
+        if v not in known:
+            raise ValueError(f"{v!r} is not a region the GPU catalog lists for {str(cloud).upper()}{suggest(v, known)}")
+        return v
 
     @field_validator("quota")
     @classmethod
@@ -34,8 +46,19 @@ class FleetConfig(Model):
 
     regions: list[FleetRegion] = Field(min_length=2)
     """Regions in preference order (the spread fills them in this order)."""
-    totals: dict[str, int] = Field(default_factory=dict)
+    totals: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
     """Pool name -> total GPUs wanted across the fleet; pools not listed keep `maxNodes` in every region."""
+
+    @field_validator("totals", mode="before")
+    @classmethod
+    def _known_pools(cls, v: object, info: ValidationInfo) -> object:
+        names = context_value(info, "pool_names")
+        if isinstance(names, list) and isinstance(v, dict):
+            bad = [n for n in v if n not in names]
+            if bad:
+                hint = suggest(bad[0], names) if len(bad) == 1 else ""
+                raise ValueError(f"no GPU pool named {', '.join(map(repr, bad))}{hint}")
+        return v
 
     @field_validator("regions")
     @classmethod
@@ -49,7 +72,7 @@ class FleetConfig(Model):
 class PriceConfig(Model):
     """Your prices, replacing the catalog's dated estimates (`gpuplane:prices`)."""
 
-    onDemand: dict[str, float] = Field(default_factory=dict)
+    onDemand: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
     """Instance or machine type -> on-demand USD/h (for GCP N1 machines, including their GPUs)."""
     spotFraction: float | None = Field(default=None, gt=0, le=1)
     """Spot price as a fraction of on-demand."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 import typing
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -11,6 +13,7 @@ import pulumi
 from pydantic import BaseModel, ValidationError
 
 from ..catalog import PLATFORMS
+from .base import suggest
 from .model import StackConfig
 
 NAMESPACE = "gpuplane"
@@ -74,10 +77,11 @@ def _reason(err: Mapping[str, Any]) -> str:
         return "required key is missing"
     if kind == "extra_forbidden":
         model = _model_at(tuple(err["loc"]))
-        known = ", ".join(model.model_fields) if model else ""
-        return f"unknown key (known: {known})"
+        known = list(model.model_fields) if model else []
+        return f"unknown key{suggest(str(err['loc'][-1]), known)} (known: {', '.join(known)})"
     if kind == "literal_error":
-        return f"{err['input']!r} is not one of {err['ctx']['expected']}"
+        expected = re.findall(r"'([^']*)'", str(err["ctx"]["expected"]))
+        return f"{err['input']!r} is not one of {err['ctx']['expected']}{suggest(str(err['input']), expected)}"
     return f"{err['msg']} (got {err['input']!r})"
 
 
@@ -87,21 +91,68 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     Raises `ConfigError` listing every problem at once. Nothing is registered with Pulumi here.
     """
     platform = PLATFORMS.get(str(raw.get("platform", "")))
+    pools = raw.get("gpuPools")
     context = {
         "cloud": platform.cloud if platform else None,
         "integrations": platform.integrations if platform else None,
         "platform": platform,
+        "pool_names": [p.get("name") for p in pools if isinstance(p, dict)] if isinstance(pools, list) else None,
     }
     try:
         cfg = StackConfig.model_validate(dict(raw), context=context)
     except ValidationError as exc:
-        raise ConfigError((key_path(tuple(e["loc"])), _reason(e)) for e in exc.errors()) from None
+        problems = [(key_path(tuple(e["loc"])), _reason(e)) for e in exc.errors()]
+        # The checks that need a whole model (fleet layout, zones) still run, on the config without the
+        # keys already found bad, so one error names every bad key rather than the first half of them.
+        rest = _without(raw, [tuple(e["loc"]) for e in exc.errors()])
+        # ... unless a bad key is one the layout reads: its verdict on the rest would be a guess.
+        if not any(p.startswith(LAYOUT_INPUTS) for p, _ in problems) and rest is not None:
+            try:
+                partial = StackConfig.model_validate(rest, context=context)
+            except ValidationError:
+                partial = None
+            if partial is not None:
+                named = [p for p, _ in problems]
+                problems += [
+                    (path, reason)
+                    for path, reason in _layout_problems(partial)
+                    if not any(path.startswith(n) or n.startswith(path) for n in named)
+                ]
+        raise ConfigError(problems) from None
+    problems = _layout_problems(cfg)
+    if problems:
+        raise ConfigError(problems)
+    return cfg
+
+
+LAYOUT_INPUTS = tuple(f"{NAMESPACE}:{k}" for k in ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet"))
+"""Keys the fleet and zone checks read."""
+
+
+def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..fleet import fleet_problems, zone_problems  # these need the validated pools
 
-    problems = fleet_problems(cfg) if cfg.fleet is not None else zone_problems(cfg)
-    if problems:
-        raise ConfigError((key_path(loc), reason) for loc, reason in problems)
-    return cfg
+    found = fleet_problems(cfg) if cfg.fleet is not None else zone_problems(cfg)
+    return [(key_path(loc), reason) for loc, reason in found]
+
+
+def _without(raw: Mapping[str, Any], locs: list[tuple[int | str, ...]]) -> dict[str, Any] | None:
+    """A deep copy of `raw` without the keys at `locs`, or None when one is a list item (removing it
+    would renumber its siblings) or cannot be found."""
+    out: dict[str, Any] = json.loads(json.dumps(raw, default=str))
+    for loc in locs:
+        if not loc or isinstance(loc[-1], int):
+            return None
+        node: Any = out
+        for step in loc[:-1]:
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                return None
+        if not isinstance(node, dict):
+            return None
+        node.pop(loc[-1], None)
+    return out
 
 
 def decode_value(value: Any) -> Any:
@@ -120,12 +171,46 @@ def namespace_of(flat: Mapping[str, Any]) -> dict[str, Any]:
     return {k[len(prefix) :]: decode_value(v) for k, v in flat.items() if k.startswith(prefix)}
 
 
+def misspelt_namespace(flat: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Keys whose namespace looks like a typo of `gpuplane` (`gpuplan:platform`): Pulumi would hand them
+    to no one, so the setting would be silently lost."""
+    problems = []
+    for key in sorted(flat):
+        ns, sep, rest = key.partition(":")
+        if sep and ns != NAMESPACE and difflib.SequenceMatcher(None, ns.lower(), NAMESPACE).ratio() >= 0.75:
+            problems.append((key, f"unknown config namespace {ns!r} (did you mean '{NAMESPACE}:{rest}'?)"))
+    return problems
+
+
+def parse_flat(flat: Mapping[str, Any]) -> StackConfig:
+    """Validate a flat Pulumi config map (`gpuplane:platform`, `aws:region`, ...): misspelt namespaces
+    and every bad `gpuplane:` key are reported together in one `ConfigError`."""
+    stray = misspelt_namespace(flat)
+    try:
+        cfg = parse_config(namespace_of(flat))
+    except ConfigError as exc:
+        raise ConfigError([*stray, *exc.problems]) from None
+    if stray:
+        raise ConfigError(stray)
+    return cfg
+
+
 def from_pulumi() -> StackConfig:
     """Read the running stack's config (the same map `pulumi up` and the offline plan provide)."""
     from pulumi.runtime import config as rc
 
     flat = {**rc.get_config_env(), **rc.CONFIG.get()}
-    return parse_config(namespace_of(flat))
+    return parse_flat(flat)
 
 
-__all__ = ["ConfigError", "NAMESPACE", "decode_value", "from_pulumi", "key_path", "namespace_of", "parse_config"]
+__all__ = [
+    "ConfigError",
+    "NAMESPACE",
+    "decode_value",
+    "from_pulumi",
+    "key_path",
+    "misspelt_namespace",
+    "namespace_of",
+    "parse_config",
+    "parse_flat",
+]

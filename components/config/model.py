@@ -16,7 +16,7 @@ from ..catalog import DEFAULT_GPU_IMAGE, GPUS, NODE_IMAGES, PLATFORMS, Platform,
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
-from .base import context_value, valid_labels
+from .base import context_value, suggest, valid_labels
 from .fleet import FleetConfig, PriceConfig
 from .monitoring import MonitoringConfig
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
@@ -72,7 +72,14 @@ class ClusterConfig(_Model):
     kubernetesVersion: str | None = Field(default=None, pattern=r"^1\.[0-9]{2}(\.[0-9]+.*)?$")
     """Minimum control plane version (e.g. `1.33`); unset follows the release channel's default."""
     deletionProtection: bool = True
-    """Refuse `pulumi destroy` of the cluster until this is turned off."""
+    """The cloud's own deletion protection (GKE `deletion_protection`, EKS `deletionProtection`): the
+    cloud API refuses to delete the cluster, even outside Pulumi, until this is turned off."""
+    protect: bool = False
+    """Pulumi `protect` on the cluster (and its secrets KMS key on EKS): any `pulumi up` that would delete
+    or replace it, and `pulumi destroy`, fails until this is turned off and applied."""
+    retainOnDelete: bool = False
+    """Pulumi `retainOnDelete` on the cluster (and its KMS key): when Pulumi deletes it from the stack, the
+    cloud resource is left running instead (for handing a cluster over to another stack)."""
     systemPool: SystemPool = Field(default_factory=dict, validate_default=True)
     """The non-GPU pool for add-ons. The cloud's default pool is always removed."""
 
@@ -148,14 +155,26 @@ class GpuPool(_Model):
     taints: list[Taint] = Field(default_factory=list)
     """Extra taints beyond the `nvidia.com/gpu` (and spot) taints gpuplane always sets."""
 
+    @field_validator("machineType", "diskSizeGb", "diskType", "driverVersion", "minNodes")
+    @classmethod
+    def _used_on_platform(cls, v: object, info: ValidationInfo) -> object:
+        platform = context_value(info, "platform")
+        if not isinstance(platform, Platform):
+            return v
+        if info.field_name in platform.unused_pool_keys:
+            raise ValueError(f"not used on {platform.name}: the cloud chooses the nodes; remove it")
+        if info.field_name == "minNodes" and v and not platform.fixed_pools:
+            raise ValueError(f"{platform.name} GPU classes have no node floor (the auto-provisioner starts at 0)")
+        return v
+
     @field_validator("gpu")
     @classmethod
     def _known_gpu(cls, v: str, info: ValidationInfo) -> str:
         gpu = lookup(v)
         cloud = _cloud(info)
         if gpu is None:
-            known = ", ".join(gpus_on(cloud) if cloud else ())
-            raise ValueError(f"unknown GPU {v!r} (known: {known})")
+            known = gpus_on(cloud) if cloud else list(GPUS)
+            raise ValueError(f"unknown GPU {v!r}{suggest(v, known)} (known: {', '.join(known)})")
         if cloud and getattr(gpu, cloud) is None:
             raise ValueError(f"GPU {v!r} is not offered on {cloud} (offered: {', '.join(gpus_on(cloud))})")
         return gpu.name
@@ -295,21 +314,21 @@ class StackConfig(_Model):
     @classmethod
     def _known_platform(cls, v: str) -> str:
         if v not in PLATFORMS:
-            raise ValueError(f"unknown platform {v!r} (known: {', '.join(PLATFORMS)})")
+            raise ValueError(f"unknown platform {v!r}{suggest(v, PLATFORMS)} (known: {', '.join(PLATFORMS)})")
         return v
 
-    @field_validator("gcp")
+    @field_validator("gcp", "aws")
     @classmethod
-    def _gcp_needed(cls, v: GcpConfig | None, info: ValidationInfo) -> GcpConfig | None:
-        if v is None and _cloud(info) == "gcp":
-            raise ValueError("required for a GKE platform")
-        return v
-
-    @field_validator("aws")
-    @classmethod
-    def _aws_needed(cls, v: AwsConfig | None, info: ValidationInfo) -> AwsConfig | None:
-        if v is None and _cloud(info) == "aws":
-            raise ValueError("required for an EKS platform")
+    def _cloud_section(cls, v: object, info: ValidationInfo) -> object:
+        """`gcp` on GKE platforms and `aws` on EKS ones: required there, refused elsewhere."""
+        platform = context_value(info, "platform")
+        if not isinstance(platform, Platform):
+            return v
+        kind = {"gcp": "a GKE", "aws": "an EKS"}[str(info.field_name)]
+        if v is None and platform.cloud == info.field_name:
+            raise ValueError(f"required for {kind} platform")
+        if v is not None and platform.cloud != info.field_name:
+            raise ValueError(f"applies to {kind.split()[1]} platforms only, not {platform.name}")
         return v
 
     @field_validator("gpuPools")
@@ -323,10 +342,6 @@ class StackConfig(_Model):
                 else "GPU class (its ceiling becomes the auto-provisioner's GPU limit)"
             )
             raise ValueError(f"{platform.name} needs at least {platform.min_pools} {what}")
-        if isinstance(platform, Platform) and not platform.fixed_pools:
-            floors = [p.name for p in v if p.minNodes]
-            if floors:
-                raise ValueError(f"auto-provisioned GPU classes have no node floor; drop minNodes from {floors}")
         names = [p.name for p in v]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

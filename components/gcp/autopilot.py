@@ -15,6 +15,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..config.model import ClusterConfig, GcpConfig, StackConfig
+from ..lifecycle import keep_options
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import monitoring_outputs
 from ..smoke import smoke_tests
@@ -85,7 +86,7 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         cluster = gcp.container.Cluster(
             f"{name}-cluster",
             **autopilot_cluster_args(cfg.cluster, cfg.gcp, sa.email, managed),
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=roles),
+            opts=keep_options(cfg.cluster, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=roles)),
         )
         self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster])
         self.cluster_name = cluster.name

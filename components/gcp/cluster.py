@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.model import ClusterConfig, GcpConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
+from ..lifecycle import keep_options
 from . import render
 from .access import kube_access, node_service_account
 
@@ -63,7 +64,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             cluster_args["cluster_autoscaling"] = render.cluster_autoscaling(
                 args.auto_provisioning, args.gcp, args.gpu_pools, sa.email
             )
-        cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=child)
+        cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=keep_options(args.cluster, child))
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=roles)
         gcp.container.NodePool(
             f"{name}-system",

@@ -13,10 +13,9 @@ from ..config.model import StackConfig
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import GPU_TAINT, SPOT_TAINTS, NodeSelection, pool_target, select_by_label, select_pools
+from ..nodes import NodeSelection, platform_taints, pool_target, select_by_label, select_pools
 from ..nvidia import dcgm
 from ..smoke import smoke_tests
-from . import render
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -38,10 +37,8 @@ def exporter_selection(cfg: StackConfig) -> NodeSelection:
     """Fixed pools: exactly the stack's pools. NAP: nodes of the classes' accelerators, which GKE taints
     with the GPU taint (and the spot taint on spot nodes)."""
     if cfg.platform_spec.fixed_pools:
-        return select_pools([pool_target("gcp", cfg.cluster.name, p) for p in cfg.gpuPools])
-    return select_by_label(
-        ACCELERATOR_LABEL, [render.accelerator(p) for p in cfg.gpuPools], (GPU_TAINT, SPOT_TAINTS["gcp"])
-    )
+        return select_pools("gcp", [pool_target("gcp", cfg.cluster.name, p) for p in cfg.gpuPools])
+    return select_by_label(ACCELERATOR_LABEL, platform_taints("gcp"))
 
 
 def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 from ..catalog import NodeImage, operator_components
 from ..config.model import GpuPool
 from ..kube import pinned_release, privileged_namespace
-from ..nodes import GpuNodeTarget, tolerations_for
+from ..nodes import GPU_TAINT, GpuNodeTarget, tolerations_for
 from .sharing import DEVICE_PLUGIN_CONFIG, device_plugin_configmap, mig_strategy
 
 RELEASE = "gpu-operator"
@@ -45,7 +45,8 @@ def operator_values(
     without the prometheus-operator CRDs.
     """
     comps = operator_components(image)
-    tolerations = tolerations_for(list(targets))
+    # The GPU taint always, then each pool's: a plain pool added or removed leaves the DaemonSets alone.
+    tolerations = tolerations_for([GpuNodeTarget(pool="*", labels={}, taints=(GPU_TAINT,)), *targets])
     return {
         "operator": {"nodeSelector": dict(SYSTEM_SELECTOR)},
         # CDI only where the operator manages the container toolkit; a preinstalled toolkit (EKS AMIs)

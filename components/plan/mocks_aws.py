@@ -64,6 +64,30 @@ def _role(a: pulumi.runtime.MockResourceArgs) -> State:
     }
 
 
+def _kms_key(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State]:
+    def outputs(a: pulumi.runtime.MockResourceArgs) -> State:
+        d = digest("kms", a.name)
+        key_id = f"{d[:8]}-{d[8:12]}-{d[12:16]}-{d[16:20]}-{d[20:32]}"
+        return {
+            **a.inputs,
+            "id": key_id,
+            "keyId": key_id,
+            "arn": f"arn:aws:kms:{region}:{ACCOUNT}:key/{key_id}",
+            "keyUsage": "ENCRYPT_DECRYPT",
+            "customerMasterKeySpec": "SYMMETRIC_DEFAULT",
+        }
+
+    return outputs
+
+
+def _kms_alias(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State]:
+    def outputs(a: pulumi.runtime.MockResourceArgs) -> State:
+        name = str(a.inputs.get("name"))
+        return {**a.inputs, "id": name, "arn": f"arn:aws:kms:{region}:{ACCOUNT}:{name}"}
+
+    return outputs
+
+
 def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State]:
     def outputs(a: pulumi.runtime.MockResourceArgs) -> State:
         name = str(a.inputs.get("name", a.name))
@@ -191,5 +215,7 @@ def outputs(region: Callable[[], str]) -> dict[str, Callable[[pulumi.runtime.Moc
     table["aws:iam/role:Role"] = _role
     table["aws:sqs/queue:Queue"] = lambda a: _queue(region())(a)
     table["aws:cloudwatch/eventRule:EventRule"] = lambda a: _named("events", "rule", region())(a)
+    table["aws:kms/key:Key"] = lambda a: _kms_key(region())(a)
+    table["aws:kms/alias:Alias"] = lambda a: _kms_alias(region())(a)
     table["eks:index:Cluster"] = lambda a: _eks_cluster(region())(a)
     return table

@@ -19,7 +19,7 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from ..config import namespace_of, parse_config
+from ..config import parse_flat
 from .mocks import RESOURCE_SIG, SIG_KEY, PlanMocks
 from .stackfile import StackFile
 
@@ -59,6 +59,10 @@ class PlannedResource:
     provider: str | None = None
     dependencies: tuple[str, ...] = ()
     """URNs this resource was made to depend on (explicit `depends_on` and input dependencies)."""
+    protect: bool = False
+    """Pulumi `protect` as registered (deleting or replacing it fails)."""
+    retain_on_delete: bool = False
+    """Pulumi `retainOnDelete` as registered (deleting it from the stack leaves the cloud resource)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +127,8 @@ class RecordingMonitor(pm.MockMonitor):
                 inputs=engine_view(raw),
                 provider=request.provider or None,
                 dependencies=tuple(request.dependencies),
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
             )
         )
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
@@ -166,7 +172,7 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
     """
     from ..program import main
 
-    parse_config(namespace_of(stack.flat_config()))
+    parse_flat(stack.flat_config())
     monitor = install(stack, mocks)
     ps.SETTINGS.rpc_manager.clear()
     ps.SETTINGS.outputs.clear()
