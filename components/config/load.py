@@ -13,7 +13,7 @@ import pulumi
 from pydantic import BaseModel, ValidationError
 
 from ..catalog import PLATFORMS
-from .base import suggest
+from .base import DNS_LABEL, suggest
 from .model import StackConfig
 
 NAMESPACE = "gpuplane"
@@ -96,7 +96,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
         "cloud": platform.cloud if platform else None,
         "integrations": platform.integrations if platform else None,
         "platform": platform,
-        "pool_names": [p.get("name") for p in pools if isinstance(p, dict)] if isinstance(pools, list) else None,
+        "pool_names": _pool_names(pools),
     }
     try:
         cfg = StackConfig.model_validate(dict(raw), context=context)
@@ -127,6 +127,17 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
 
 LAYOUT_INPUTS = tuple(f"{NAMESPACE}:{k}" for k in ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet"))
 """Keys the fleet and zone checks read."""
+
+
+def _pool_names(pools: Any) -> list[str] | None:
+    """The pools' names for checks that refer to them (`fleet.totals`), or None when a pool or its name
+    is itself bad (that pool's own error says so; a second one about the reference would be noise)."""
+    if not isinstance(pools, list) or not all(isinstance(p, dict) for p in pools):
+        return None
+    names = [p.get("name") for p in pools]
+    if not all(isinstance(n, str) and re.fullmatch(DNS_LABEL, n) for n in names):
+        return None
+    return [str(n) for n in names]
 
 
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:

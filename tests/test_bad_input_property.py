@@ -1,0 +1,182 @@
+"""Hypothesis over the whole config space of every shipped stack (every mode, fleets included).
+
+Each example takes a shipped stack and breaks zero to four of its sections in ways that are wrong
+whatever the rest says (wrong types, unknown keys, values out of range, bad patterns, duplicate pool
+names, a section that is not a mapping). The property: the program either plans, or raises exactly one
+ConfigError naming every broken key (or the key that holds it) and nothing unrelated; never any other
+exception, and nothing registered but the stack. Derandomized: the same 500 examples on every run.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from components.config.model import StackConfig
+from components.plan.stackfile import StackFile, load
+
+from .badinput import run_program, set_path, steps
+from .conftest import ROOT, STACKS
+from .summary import record
+
+EXAMPLES = 500
+TALLY: Counter[str] = Counter()
+
+_IDENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyzXYZ", min_size=3, max_size=12)
+_NOT_BOOL = st.sampled_from(["maybe", "yes please", [True], {"on": 1}, 3])
+_NOT_INT = st.sampled_from(["eight", "1e3", [1], {"n": 1}, "", 2.5])
+_NOT_DURATION = st.sampled_from(["15 seconds", "1d", "fast", "-5s", "", "10"])
+_NOT_DNS = st.sampled_from(["ML_Cluster", "-x", "a" * 64, "has space", "UPPER"])
+
+
+def _unknown_key(model_keys: set[str]) -> st.SearchStrategy[str]:
+    return _IDENT.filter(lambda k: k not in model_keys)
+
+
+def section_breakers(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tuple[str, Any]]]]:
+    """Section -> strategy for a list of (key path, bad value); each path is bad whatever else holds."""
+    pools = raw["gpuPools"]
+    n = len(pools)
+    pool_field = st.sampled_from(
+        [
+            ("gpusPerNode", _NOT_INT | st.integers(-8, 0) | st.integers(17, 99)),
+            ("maxNodes", _NOT_INT | st.integers(-5, 0)),
+            ("minNodes", _NOT_INT | st.integers(-9, -1)),
+            ("spot", _NOT_BOOL),
+            ("gpu", st.sampled_from(["a1000", "h10", "tpu-v5", "", "rtx4090"])),
+            ("name", _NOT_DNS),
+            ("diskSizeGb", _NOT_INT | st.integers(-1, 19)),
+            ("labels", st.sampled_from(["team=ml", ["a"], {"bad key!": "x"}])),
+            ("taints", st.sampled_from(["nvidia.com/gpu", [{"value": "x"}], [{"key": "k", "effect": "Never"}]])),
+        ]
+    )
+
+    @st.composite
+    def pool_breaks(draw: Any) -> list[tuple[str, Any]]:
+        i = draw(st.integers(0, n - 1))
+        if draw(st.integers(0, 3)) == 0:
+            return [("gpuPools", ("duplicate", i))]
+        field, values = draw(pool_field)
+        value = draw(values)
+        if field == "taints" and isinstance(value, list) and value and "value" in value[0]:
+            return [(f"gpuPools[{i}].taints[0].key", ("taints", value))]
+        if field == "taints" and isinstance(value, list):
+            return [(f"gpuPools[{i}].taints[0].effect", ("taints", value))]
+        return [(f"gpuPools[{i}].{field}", value)]
+
+    unknown_top = _unknown_key(set(StackConfig.model_fields))
+    out: dict[str, st.SearchStrategy[list[tuple[str, Any]]]] = {
+        "platform": st.sampled_from(["gke", "eks", "gke-standrd", "aks-managed", ""]).map(lambda v: [("platform", v)]),
+        "cluster": st.one_of(
+            _NOT_DNS.map(lambda v: [("cluster.name", v)]),
+            _IDENT.map(lambda v: [("cluster.releaseChannel", v.upper())]),
+            _NOT_BOOL.map(lambda v: [("cluster.protect", v)]),
+            st.integers(-3, 0).map(lambda v: [("cluster.systemPool.minNodes", v)]),
+            st.just([("cluster", "not-a-mapping")]),
+        ),
+        "gpuPools": pool_breaks(),
+        "monitoring": st.one_of(
+            _NOT_DURATION.map(lambda v: [("monitoring.scrapeInterval", v)]),
+            st.floats(100.5, 1e6).map(lambda v: [("monitoring.idlePercent", v)]),
+            _IDENT.map(lambda v: [("monitoring.integration", v)]),
+            _NOT_DNS.map(lambda v: [("monitoring.namespace", v)]),
+        ),
+        "stray": unknown_top.map(lambda k: [(k, {"x": 1})]),
+    }
+    if "gcp" in raw:
+        out["gcp"] = st.one_of(
+            st.sampled_from(["Acme", "a", "1-project"]).map(lambda v: [("gcp.project", v)]),
+            st.sampled_from(["central", "us_central1", "US-CENTRAL1"]).map(lambda v: [("gcp.region", v)]),
+        )
+    if "aws" in raw:
+        out["aws"] = st.one_of(
+            st.sampled_from(["virginia", "us-east", "US-EAST-1"]).map(lambda v: [("aws.region", v)]),
+            st.integers(-1, 1).map(lambda v: [("aws.availabilityZones", v)]),
+            st.sampled_from(["10.0.0.0/33", "not-a-cidr"]).map(lambda v: [("aws.vpcCidr", v)]),
+        )
+    if "karpenter" in raw:
+        out["karpenter"] = _NOT_DURATION.map(lambda v: [("karpenter.consolidateAfter", v)])
+    if "autoProvisioning" in raw:
+        out["autoProvisioning"] = st.integers(-10, 0).map(lambda v: [("autoProvisioning.cpuMax", v)])
+    if "fleet" in raw:
+        out["fleet"] = st.one_of(
+            _NOT_INT.map(lambda v: [(f"fleet.totals.{raw['gpuPools'][0]['name']}", v)]),
+            st.just([("fleet.regions", [])]),
+        )
+    return out
+
+
+@st.composite
+def broken_stack(draw: Any) -> tuple[StackFile, list[str]]:
+    """A shipped stack with some sections broken, and the key paths that were broken."""
+    base = load(draw(st.sampled_from(STACKS)), ROOT)
+    raw = {k.removeprefix("gpuplane:"): v for k, v in base.config.items()}
+    breakers = section_breakers(raw)
+    count = draw(st.sampled_from([0, 1, 1, 2, 0, 3, 4]))  # about one example in seven plans
+    sections = draw(st.permutations(sorted(breakers)))[:count]
+    config = copy.deepcopy(base.config)
+    broken: list[str] = []
+    for section in sections:
+        for path, value in draw(breakers[section]):
+            if isinstance(value, tuple) and value[0] == "duplicate":
+                pools = config["gpuplane:gpuPools"]
+                pools.append(copy.deepcopy(pools[value[1]]))  # a second pool of the same name
+            elif isinstance(value, tuple) and value[0] == "taints":
+                first = steps(path)
+                set_path(config, f"gpuPools[{first[1]}].taints", value[1])
+            else:
+                set_path(config, path, value)
+            broken.append(path)
+    return StackFile(project=base.project, stack=f"{base.stack}-fuzz", config=config), broken
+
+
+def _covers(problem: str, key: str) -> bool:
+    """A problem at `problem` names `key` when it is the key or one that holds it."""
+    return key == problem or key.startswith(problem + ".") or key.startswith(problem + "[")
+
+
+@settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(broken_stack())
+def test_plan_succeeds_or_one_error_names_each_broken_key(case: tuple[StackFile, list[str]]) -> None:
+    stack, broken = case
+    outcome = run_program(stack)  # any exception but ConfigError fails the test
+    if outcome.problems is None:
+        assert not broken, f"planned although {broken} were broken"
+        assert any(t.endswith(":Cluster") for t in outcome.registered), outcome.registered
+        TALLY["planned"] += 1
+        return
+    assert outcome.registered == ["pulumi:pulumi:Stack"], "resources were registered before the error"
+    named = [f"{p}" for p, _ in outcome.problems]
+    keys = [f"gpuplane:{k}" for k in broken]
+    assert broken, f"a valid stack was refused: {outcome.problems}"
+    for key in keys:
+        assert any(_covers(p, key) for p in named), (key, outcome.problems)
+    for p in named:  # nothing unrelated is blamed
+        assert any(_covers(p, k) or _covers(k, p) for k in keys), (p, keys, outcome.problems)
+    assert len(set(named)) == len(named), outcome.problems
+    TALLY["refused"] += 1
+    TALLY[f"refused naming {len(broken)} broken section(s)"] += 1
+
+
+def test_property_tally() -> None:
+    """Runs after the property (file order): print what the 500 examples did."""
+    total = sum(v for k, v in TALLY.items() if k in ("planned", "refused"))
+    if total == 0:  # the property was deselected
+        return
+    assert total >= EXAMPLES and TALLY["planned"] > 0 and TALLY["refused"] > 0
+    detail = ", ".join(f"{v} {k}" for k, v in sorted(TALLY.items()) if k not in ("planned", "refused"))
+    record(
+        "bad-input property (Hypothesis)",
+        f"{total} examples over {len(STACKS)} stacks: {TALLY['planned']} planned, "
+        f"{TALLY['refused']} refused ({detail})",
+    )
