@@ -1,0 +1,259 @@
+"""The hardened baseline, read from every shipped stack's planned graph (fleets included).
+
+AWS: IMDSv2 and encrypted root volumes on every node source, KMS envelope encryption of secrets,
+nodes in private subnets, no `Action: "*"` and only the listed `Resource: "*"` statements.
+GKE: shielded nodes (secure boot + integrity monitoring), Workload Identity, a dedicated node service
+account. Both: GPU nodes tainted, kubeconfig outputs secret, privileged pods and hostPath only in the
+listed NVIDIA / DCGM / node-metrics components, each in its own namespace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from components.plan import Plan, PlannedResource
+
+from .conftest import STACKS
+from .graph import RELEASE, kube_objects
+
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+NODE_GROUP = "eks:index:ManagedNodeGroup"
+EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+KARPENTER_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+EKS = "eks:index:Cluster"
+GKE = "gcp:container/cluster:Cluster"
+GKE_POOL = "gcp:container/nodePool:NodePool"
+GPU_TAINT = "nvidia.com/gpu"
+
+RESOURCE_STAR: dict[str, tuple[frozenset[str], str]] = {
+    "Discover": (
+        frozenset(
+            {
+                "autoscaling:DescribeAutoScalingGroups",
+                "autoscaling:DescribeAutoScalingInstances",
+                "autoscaling:DescribeLaunchConfigurations",
+                "autoscaling:DescribeScalingActivities",
+                "autoscaling:DescribeTags",
+                "ec2:DescribeImages",
+                "ec2:DescribeInstanceTypes",
+                "ec2:DescribeLaunchTemplateVersions",
+                "ec2:GetInstanceTypesFromInstanceRequirements",
+                "eks:DescribeNodegroup",
+            }
+        ),
+        "cluster-autoscaler's read-only discovery: these Describe/Get calls take no resource ARN",
+    ),
+    "ScaleOwnNodeGroups": (
+        frozenset({"autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"}),
+        "scoped by condition to Auto Scaling groups tagged as this cluster's (ASG names are EKS-generated)",
+    ),
+    "AllowRegionalReadActions": (
+        frozenset(
+            {
+                "ec2:DescribeCapacityReservations",
+                "ec2:DescribeImages",
+                "ec2:DescribeInstanceStatus",
+                "ec2:DescribeInstanceTypeOfferings",
+                "ec2:DescribeInstanceTypes",
+                "ec2:DescribeInstances",
+                "ec2:DescribeLaunchTemplates",
+                "ec2:DescribePlacementGroups",
+                "ec2:DescribeSecurityGroups",
+                "ec2:DescribeSpotPriceHistory",
+                "ec2:DescribeSubnets",
+            }
+        ),
+        "Karpenter's read-only EC2 discovery, limited by condition to the cluster's region (upstream policy)",
+    ),
+    "AllowPricingReadActions": (frozenset({"pricing:GetProducts"}), "the Pricing API has no resources"),
+    "AllowUnscopedInstanceProfileListAction": (
+        frozenset({"iam:ListInstanceProfiles"}),
+        "List* takes no resource ARN; Karpenter finds the profiles it made (upstream policy)",
+    ),
+    "AllowZonalShiftStatusReadOnly": (
+        frozenset({"arc-zonal-shift:GetManagedResource"}),
+        "scoped by condition to this cluster's ARN (upstream policy)",
+    ),
+}
+"""Statements (by Sid) allowed on `Resource: "*"`: their exact actions and why. Everything else names ARNs."""
+
+PRIVILEGED: dict[str, str] = {
+    "gpu-operator": "driver/toolkit/device-plugin/DCGM DaemonSets load kernel modules and mount /dev, /run/nvidia",
+    "dcgm-exporter": "DCGM reads every GPU through /dev and the host driver (hostPath on GKE)",
+    "kube-prometheus-stack": "its node-exporter reads the host's /proc and /sys (hostPath, hostNetwork, hostPID)",
+}
+"""Helm charts allowed privileged pods or hostPath, each in a namespace of its own (PSA `privileged`)."""
+
+
+def of(plan: Plan, *types: str) -> list[PlannedResource]:
+    return [r for r in plan.resources if r.type in types]
+
+
+def chart_name(release: PlannedResource) -> str:
+    return str(release.inputs["chart"]).rsplit("/", 1)[-1]
+
+
+def policy_statements(plan: Plan) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(resource name, statement) of every IAM or resource policy document in the graph."""
+    for r in plan.resources:
+        for key in ("policy", "assumeRolePolicy"):
+            doc = r.inputs.get(key)
+            if isinstance(doc, str) and doc.startswith("{"):
+                for stmt in json.loads(doc)["Statement"]:
+                    yield r.name, stmt
+
+
+def as_list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else [v]
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, Plan]:
+    from components.plan import load, plan_stack
+
+    from .conftest import ROOT
+
+    return {s: plan_stack(load(s, ROOT)) for s in STACKS}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    clusters = of(plan, EKS)
+    if not clusters:
+        assert not of(plan, LAUNCH_TEMPLATE, NODE_GROUP, EC2_NODE_CLASS)
+        return
+    for c in clusters:
+        assert c.inputs["encryptionConfigKeyArn"].startswith("arn:aws:kms:"), "secrets are not KMS-encrypted"
+        assert c.inputs["nodeAssociatePublicIpAddress"] is False
+        assert not set(c.inputs["privateSubnetIds"]) & set(c.inputs.get("publicSubnetIds", []))
+    for lt in of(plan, LAUNCH_TEMPLATE):
+        assert lt.inputs["metadataOptions"]["httpTokens"] == "required", lt.name
+        assert all(m["ebs"]["encrypted"] == "true" for m in lt.inputs["blockDeviceMappings"]), lt.name
+    lts = {f"{lt.name}" for lt in of(plan, LAUNCH_TEMPLATE)}
+    private = {s for c in clusters for s in c.inputs["privateSubnetIds"]}
+    for ng in of(plan, NODE_GROUP):
+        assert f"{ng.name}-lt" in lts and ng.inputs["launchTemplate"]["id"].startswith("lt-"), ng.name
+        assert set(ng.inputs["subnetIds"]) <= private, f"{ng.name} has nodes outside the private subnets"
+    for nc in of(plan, EC2_NODE_CLASS):
+        spec = nc.inputs["spec"]
+        assert spec["metadataOptions"]["httpTokens"] == "required", nc.name
+        assert all(m["ebs"]["encrypted"] is True for m in spec["blockDeviceMappings"]), nc.name
+        tag = spec["subnetSelectorTerms"][0]["tags"]
+        subnets = [s for s in of(plan, "aws:ec2/subnet:Subnet") if tag.items() <= s.inputs["tags"].items()]
+        assert subnets and all("-private-" in s.name for s in subnets), "Karpenter may pick public subnets"
+    if any(c.inputs.get("autoMode") for c in clusters):  # AWS runs the nodes: IMDSv2 and encryption are AWS's
+        assert not of(plan, LAUNCH_TEMPLATE, NODE_GROUP)
+    else:
+        assert of(plan, LAUNCH_TEMPLATE), "no node source was checked"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_iam_has_no_wildcard_actions_and_only_listed_wildcard_resources(stack: str, plans: dict[str, Plan]) -> None:
+    seen = 0
+    for name, stmt in policy_statements(plans[stack]):
+        seen += 1
+        actions = as_list(stmt.get("Action", []))
+        if stmt.get("Effect") == "Deny":  # a wildcard in a Deny (e.g. `sqs:*` over plain HTTP) only narrows
+            continue
+        assert "*" not in actions and not any(a.endswith(":*") for a in actions), (name, stmt)
+        if "*" in as_list(stmt.get("Resource", [])):
+            listed = RESOURCE_STAR.get(stmt.get("Sid", ""))
+            assert listed and listed[0] == frozenset(actions), f"{name}: Resource '*' for {actions} is not justified"
+    if any(not c.inputs.get("autoMode") for c in of(plans[stack], EKS)):  # Auto Mode: AWS makes the roles
+        assert seen > 0
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gke_nodes_shielded_workload_identity_own_service_account(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    accounts = {r.name: r for r in of(plan, "gcp:serviceaccount/account:Account")}
+    for c in of(plan, GKE):
+        project = c.inputs["project"]
+        if c.inputs.get("enableAutopilot"):
+            sa = c.inputs["clusterAutoscaling"]["autoProvisioningDefaults"]["serviceAccount"]
+        else:
+            assert c.inputs["enableShieldedNodes"] is True
+            assert c.inputs["workloadIdentityConfig"]["workloadPool"] == f"{project}.svc.id.goog"
+            sa = c.inputs["nodeConfig"]["serviceAccount"]
+        assert sa.endswith(f"@{project}.iam.gserviceaccount.com") and "compute@developer" not in sa
+        assert sa.split("@")[0] in {a.inputs["accountId"] for a in accounts.values()}
+    for pool in of(plan, GKE_POOL):
+        node = pool.inputs["nodeConfig"]
+        assert node["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": True}
+        assert node["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+        assert node["serviceAccount"].split("@")[0] in {a.inputs["accountId"] for a in accounts.values()}
+    roles = {m.inputs["role"] for m in of(plan, "gcp:projects/iAMMember:IAMMember")}
+    assert not roles & {"roles/editor", "roles/owner"}, roles
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_gpu_node_source_is_tainted(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    checked = 0
+    for pool in of(plan, GKE_POOL):
+        if pool.inputs["nodeConfig"].get("guestAccelerators"):
+            checked += 1
+            assert any(t["key"] == GPU_TAINT for t in pool.inputs["nodeConfig"]["taints"]), pool.name
+    for ng in of(plan, NODE_GROUP):
+        if "NVIDIA" in ng.inputs["amiType"] or ng.inputs["labels"].get("gpuplane.io/gpu"):
+            checked += 1
+            assert {"key": GPU_TAINT, "value": "present", "effect": "NO_SCHEDULE"} in ng.inputs["taints"], ng.name
+    for np in of(plan, KARPENTER_POOL):
+        checked += 1
+        assert any(t["key"] == GPU_TAINT for t in np.inputs["spec"]["template"]["spec"]["taints"]), np.name
+    gke = of(plan, GKE)
+    # NAP and Autopilot nodes are tainted nvidia.com/gpu by GKE itself; gpuplane creates none of them.
+    auto = any(c.inputs.get("enableAutopilot") or c.inputs.get("clusterAutoscaling", {}).get("enabled") for c in gke)
+    assert checked > 0 or auto
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kubeconfig_outputs_are_secret(stack: str, plans: dict[str, Plan]) -> None:
+    outputs = plans[stack].outputs
+    keys = [k for k in outputs if "kubeconfig" in k.lower()]
+    assert keys and all(outputs[k] == "[secret]" for k in keys), {k: outputs[k] for k in keys}
+
+
+def pod_specs(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    spec = obj.get("spec", {})
+    for path in (("template", "spec"), ("jobTemplate", "spec", "template", "spec")):
+        node: Any = spec
+        for step in path:
+            node = node.get(step, {}) if isinstance(node, dict) else {}
+        if node:
+            yield node
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_privileged_only_where_listed(stack: str, plans: dict[str, Plan], plan_of: Callable[..., Plan]) -> None:
+    plan = plans[stack]
+    releases = of(plan, RELEASE)
+    privileged_ns: dict[str, str] = {}
+    for r in releases:
+        text = json.dumps(r.inputs["values"])
+        chart = chart_name(r)
+        if chart in PRIVILEGED:
+            privileged_ns.setdefault(r.inputs["namespace"], chart)
+        else:
+            assert '"privileged": true' not in text and "hostPath" not in text, chart
+    for r in releases:  # a privileged component's namespace holds nothing else
+        ns = r.inputs["namespace"]
+        if ns in privileged_ns:
+            assert chart_name(r) == privileged_ns[ns], f"{chart_name(r)} shares {ns} with {privileged_ns[ns]}"
+    labelled = {
+        n.inputs["metadata"]["name"]
+        for n in of(plan, "kubernetes:core/v1:Namespace")
+        if n.inputs["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged"
+    }
+    assert labelled == set(privileged_ns), (labelled, privileged_ns)
+    for obj in kube_objects(plan):  # gpuplane's own pods are never privileged
+        for spec in pod_specs(obj.inputs):
+            assert not spec.get("hostNetwork") and not spec.get("hostPID")
+            assert not any("hostPath" in v for v in spec.get("volumes", []))
+            for c in spec.get("containers", []) + spec.get("initContainers", []):
+                assert not c.get("securityContext", {}).get("privileged"), obj.name
