@@ -19,9 +19,35 @@ from .placement import pod
 NAMESPACE = "gpuplane-smoke"
 
 
+# nvidia-smi needs a few MiB: small fixed requests = limits (Guaranteed QoS; GKE Autopilot raises them
+# to its minimums).
+SMOKE_CPU_MEMORY = {"cpu": "100m", "memory": "128Mi"}
+NOBODY = 65534
+"""The unprivileged `nobody` user; the NVIDIA driver's device nodes are world read-writable by default
+(`NVreg_DeviceFileMode=0666`), so `nvidia-smi` needs no root."""
+
+
 def smoke_job(cfg: StackConfig, pool: str, image: str) -> dict[str, Any]:
-    """A Job running `nvidia-smi -L` on one GPU (or slice) of `pool`."""
+    """A Job running `nvidia-smi -L` on one GPU (or slice) of `pool`, as an unprivileged container.
+
+    The root filesystem stays writable: the NVIDIA container toolkit's hooks write into it (ld cache)
+    when the container is created, and a GPU smoke test must not fail on that.
+    """
     p = pod(cfg, pool, 1, f"gpu-smoke-{pool}", image, ["nvidia-smi", "-L"])
+    spec = p["spec"]
+    (container,) = spec["containers"]
+    gpu = container["resources"]["limits"]
+    container["resources"] = {"requests": dict(SMOKE_CPU_MEMORY), "limits": {**gpu, **SMOKE_CPU_MEMORY}}
+    # The image is a tag (gpuplane:smokeTest.image): pull it rather than trust a node's cached copy.
+    container["imagePullPolicy"] = "Always"
+    container["securityContext"] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    spec["automountServiceAccountToken"] = False
+    spec["securityContext"] = {
+        "runAsNonRoot": True,
+        "runAsUser": NOBODY,
+        "runAsGroup": NOBODY,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -31,7 +57,7 @@ def smoke_job(cfg: StackConfig, pool: str, image: str) -> dict[str, Any]:
             # Scaling a GPU pool up from zero can take many minutes.
             "activeDeadlineSeconds": 1800,
             "ttlSecondsAfterFinished": 86400,
-            "template": {"metadata": {"labels": {"gpuplane.io/smoke": pool}}, "spec": p["spec"]},
+            "template": {"metadata": {"labels": {"gpuplane.io/smoke": pool}}, "spec": spec},
         },
     }
 
