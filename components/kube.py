@@ -11,16 +11,18 @@ import pulumi_kubernetes as k8s
 from .pins import CHARTS
 
 
+def namespace_manifest(name: str, level: str) -> dict[str, Any]:
+    """A namespace whose Pod Security Admission level is `level` (`privileged`, `baseline` or
+    `restricted`); under `baseline`, pods that would fail `restricted` are warned about and audited."""
+    labels = {"pod-security.kubernetes.io/enforce": level, "app.kubernetes.io/managed-by": "gpuplane"}
+    if level == "baseline":
+        labels |= {"pod-security.kubernetes.io/warn": "restricted", "pod-security.kubernetes.io/audit": "restricted"}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
 def privileged_namespace(name: str) -> dict[str, Any]:
     """A namespace for node agents that need privileged pods (Pod Security Admission level `privileged`)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {
-            "name": name,
-            "labels": {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpuplane"},
-        },
-    }
+    return namespace_manifest(name, "privileged")
 
 
 def pinned_release(

@@ -81,12 +81,19 @@ RESOURCE_STAR: dict[str, tuple[frozenset[str], str]] = {
 }
 """Statements (by Sid) allowed on `Resource: "*"`: their exact actions and why. Everything else names ARNs."""
 
-PRIVILEGED: dict[str, str] = {
-    "gpu-operator": "driver/toolkit/device-plugin/DCGM DaemonSets load kernel modules and mount /dev, /run/nvidia",
-    "dcgm-exporter": "DCGM reads every GPU through /dev and the host driver (hostPath on GKE)",
-    "kube-prometheus-stack": "its node-exporter reads the host's /proc and /sys (hostPath, hostNetwork, hostPID)",
+PRIVILEGED: dict[str, tuple[tuple[str, ...], str]] = {
+    "gpu-operator": (
+        (),
+        "driver/toolkit/device-plugin/DCGM DaemonSets load kernel modules and mount /dev, /run/nvidia",
+    ),
+    "dcgm-exporter": ((), "DCGM reads every GPU through /dev and the host driver (hostPath on GKE)"),
+    "kube-prometheus-stack": (
+        ("prometheus-node-exporter", "namespaceOverride"),
+        "only its node-exporter, which reads the host's /proc and /sys (hostPath, hostNetwork, hostPID)",
+    ),
 }
-"""Helm charts allowed privileged pods or hostPath, each in a namespace of its own (PSA `privileged`)."""
+"""Helm charts allowed privileged pods or hostPath, with where in their values the namespace of those pods
+is set (empty: the release's namespace), and why. Each such namespace (PSA `privileged`) holds nothing else."""
 
 
 def of(plan: Plan, *types: str) -> list[PlannedResource]:
@@ -237,11 +244,14 @@ def test_privileged_only_where_listed(stack: str, plans: dict[str, Plan], plan_o
     for r in releases:
         text = json.dumps(r.inputs["values"])
         chart = chart_name(r)
-        if chart in PRIVILEGED:
-            privileged_ns.setdefault(r.inputs["namespace"], chart)
-        else:
+        if chart not in PRIVILEGED:
             assert '"privileged": true' not in text and "hostPath" not in text, chart
-    for r in releases:  # a privileged component's namespace holds nothing else
+            continue
+        node: Any = r.inputs["values"]
+        for step in PRIVILEGED[chart][0]:
+            node = node[step]
+        privileged_ns[node if PRIVILEGED[chart][0] else r.inputs["namespace"]] = chart
+    for r in releases:  # a privileged namespace holds only the release whose agents need it
         ns = r.inputs["namespace"]
         if ns in privileged_ns:
             assert chart_name(r) == privileged_ns[ns], f"{chart_name(r)} shares {ns} with {privileged_ns[ns]}"

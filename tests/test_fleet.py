@@ -75,7 +75,8 @@ def test_region_without_a_share_fails_clearly() -> None:
 def test_pool_totals_must_name_pools() -> None:
     raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config("aws-fleet").items()}
     raw["fleet"] = {**raw["fleet"], "totals": {"inferense": 8}}
-    assert config_problems(raw) == {"gpuplane:fleet.totals": "no GPU pool named 'inferense' (did you mean 'inference'?)"}
+    want = "no GPU pool named 'inferense' (did you mean 'inference'?)"
+    assert config_problems(raw) == {"gpuplane:fleet.totals": want}
 
 
 def gpus_in_graph(plan: Plan) -> dict[tuple[str, str], int]:

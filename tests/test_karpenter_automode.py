@@ -200,9 +200,8 @@ def test_auto_provisioned_classes_have_no_floor() -> None:
         "aws": {"region": "us-east-1"},
         "gpuPools": [{"name": "g", "gpu": "l4", "minNodes": 1, "maxNodes": 2}],
     }
-    assert config_problems(raw) == {
-        "gpuplane:gpuPools[0].minNodes": "eks-karpenter GPU classes have no node floor (the auto-provisioner starts at 0)"
-    }
+    want = "eks-karpenter GPU classes have no node floor (the auto-provisioner starts at 0)"
+    assert config_problems(raw) == {"gpuplane:gpuPools[0].minNodes": want}
 
 
 def test_karpenter_section_is_validated(plan_of: Callable[..., Plan]) -> None:

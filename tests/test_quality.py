@@ -27,7 +27,7 @@ def tool(name: str) -> str:
 
 def test_ruff() -> None:
     out = subprocess.run(
-        [tool("ruff"), "check", "components", "tests", "scripts", "provider", "examples", "benchmarks"],
+        [tool("ruff"), "check", "components", "tests", "scripts", "provider", "examples", "benchmarks", "policy"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -7,14 +7,14 @@ import json
 import re
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..catalog import PLATFORMS
-from .base import DNS_LABEL, suggest
-from .model import StackConfig
+from .base import suggest
+from .model import GpuPool, StackConfig
 
 NAMESPACE = "gpuplane"
 
@@ -129,15 +129,20 @@ LAYOUT_INPUTS = tuple(f"{NAMESPACE}:{k}" for k in ("platform", "cluster", "gcp",
 """Keys the fleet and zone checks read."""
 
 
+_POOL_NAME: TypeAdapter[str] = TypeAdapter(Annotated[str, *GpuPool.model_fields["name"].metadata])
+"""A pool name as `gpuPools[].name` accepts it (pattern and length)."""
+
+
 def _pool_names(pools: Any) -> list[str] | None:
     """The pools' names for checks that refer to them (`fleet.totals`), or None when a pool or its name
     is itself bad (that pool's own error says so; a second one about the reference would be noise)."""
     if not isinstance(pools, list) or not all(isinstance(p, dict) for p in pools):
         return None
     names = [p.get("name") for p in pools]
-    if not all(isinstance(n, str) and re.fullmatch(DNS_LABEL, n) for n in names):
+    try:
+        return [_POOL_NAME.validate_python(n) for n in names]
+    except ValidationError:
         return None
-    return [str(n) for n in names]
 
 
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:

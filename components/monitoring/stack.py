@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..kube import custom_resource, pinned_release, privileged_namespace
+from ..kube import custom_resource, namespace_manifest, pinned_release, privileged_namespace
 from .dashboard import dashboard_configmap
 from .monitors import pod_monitoring_manifest, service_monitor_manifest
 from .rules import RuleSettings, prometheus_rule_manifest, rule_groups
@@ -25,11 +25,19 @@ KPS_RELEASE = "kube-prometheus-stack"
 SYSTEM_SELECTOR = {"gpuplane.io/role": "system"}
 
 
-def kps_values(cluster: str, region: str = "") -> dict[str, Any]:
+def node_exporter_namespace(install_namespace: str) -> str:
+    """node-exporter needs the host's /proc, /sys and network (PSA `privileged`): it gets a namespace of
+    its own, so the rest of kube-prometheus-stack runs under `baseline`."""
+    return f"{install_namespace}-node-exporter"
+
+
+def kps_values(cluster: str, region: str = "", install_namespace: str = "monitoring") -> dict[str, Any]:
     """kube-prometheus-stack values: Grafana on, Prometheus, its operator and Alertmanager on the system
-    nodes (Grafana's own keys live in its subchart; GPU taints keep it off GPU nodes), a `cluster` label."""
+    nodes (Grafana's own keys live in its subchart; GPU taints keep it off GPU nodes), a `cluster` label,
+    node-exporter in its own privileged namespace."""
     return {
         "grafana": {"enabled": True},
+        "prometheus-node-exporter": {"namespaceOverride": node_exporter_namespace(install_namespace)},
         "prometheusOperator": {"nodeSelector": dict(SYSTEM_SELECTOR)},
         "prometheus": {
             "prometheusSpec": {
@@ -110,18 +118,23 @@ class GpuMonitoring(pulumi.ComponentResource):
         super().__init__("gpuplane:monitoring:GpuMonitoring", name, None, opts)
         after: list[pulumi.Resource] = [exporter]
         if args.integration == "install":
-            ns_obj = privileged_namespace(args.install_namespace)  # node-exporter uses host namespaces
-            ns = k8s.core.v1.Namespace(
-                f"{name}-namespace", metadata=ns_obj["metadata"], opts=pulumi.ResourceOptions(parent=self)
-            )
+            namespaces = [
+                k8s.core.v1.Namespace(
+                    f"{name}-{role}", metadata=obj["metadata"], opts=pulumi.ResourceOptions(parent=self)
+                )
+                for role, obj in (
+                    ("namespace", namespace_manifest(args.install_namespace, "baseline")),
+                    ("node-exporter-namespace", privileged_namespace(node_exporter_namespace(args.install_namespace))),
+                )
+            ]
             after.append(
                 pinned_release(
                     f"{name}-kube-prometheus-stack",
                     "kube-prometheus-stack",
                     KPS_RELEASE,
                     args.install_namespace,
-                    kps_values(args.cluster, args.target.static_labels.get("region", "")),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+                    kps_values(args.cluster, args.target.static_labels.get("region", ""), args.install_namespace),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=namespaces),
                     timeout=900,
                 )
             )
