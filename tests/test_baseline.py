@@ -15,9 +15,12 @@ from typing import Any
 
 import pytest
 
-from components.plan import Plan, PlannedResource
+from components.aws.render import NODE_POLICIES
+from components.gcp.render import NODE_ROLES
+from components.plan import Plan, PlannedResource, load, plan_stack
+from components.plan.stackfile import StackFile
 
-from .conftest import STACKS
+from .conftest import ROOT, STACKS, stack_with
 from .graph import RELEASE, kube_objects
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -118,29 +121,49 @@ def as_list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else [v]
 
 
+def bottlerocket(stack: str) -> StackFile:
+    """A shipped EKS stack on Bottlerocket (separate OS and data volumes), sharing dropped as it needs AL2023."""
+    pools = [
+        {k: v for k, v in p.items() if k != "sharing"} | {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+        for p in load(stack, ROOT).config["gpuplane:gpuPools"]
+    ]
+    return stack_with(stack, gpuPools=pools)
+
+
+VARIANTS = [*STACKS, "aws-managed+bottlerocket", "aws-karpenter+bottlerocket"]
+"""Every shipped stack, plus the two EKS node sources on the other NVIDIA image."""
+
+
 @pytest.fixture(scope="module")
 def plans() -> dict[str, Plan]:
-    from components.plan import load, plan_stack
+    out = {s: plan_stack(load(s, ROOT)) for s in STACKS}
+    for variant in VARIANTS[len(STACKS) :]:
+        out[variant] = plan_stack(bottlerocket(variant.split("+")[0]))
+    return out
 
-    from .conftest import ROOT
 
-    return {s: plan_stack(load(s, ROOT)) for s in STACKS}
-
-
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", VARIANTS)
 def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) -> None:
     plan = plans[stack]
     clusters = of(plan, EKS)
     if not clusters:
         assert not of(plan, LAUNCH_TEMPLATE, NODE_GROUP, EC2_NODE_CLASS)
         return
+    keys = {k.name: k for k in of(plan, "aws:kms/key:Key")}
     for c in clusters:
+        key = keys[f"{c.name.removesuffix('-eks')}-secrets-key"]
         assert c.inputs["encryptionConfigKeyArn"].startswith("arn:aws:kms:"), "secrets are not KMS-encrypted"
+        assert key.inputs["enableKeyRotation"] is True and key.inputs["deletionWindowInDays"] == 30
         assert c.inputs["nodeAssociatePublicIpAddress"] is False
         assert not set(c.inputs["privateSubnetIds"]) & set(c.inputs.get("publicSubnetIds", []))
     for lt in of(plan, LAUNCH_TEMPLATE):
         assert lt.inputs["metadataOptions"]["httpTokens"] == "required", lt.name
+        assert lt.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 1, lt.name
+        mapped = {m["deviceName"] for m in lt.inputs["blockDeviceMappings"]}
         assert all(m["ebs"]["encrypted"] == "true" for m in lt.inputs["blockDeviceMappings"]), lt.name
+        assert "/dev/xvda" in mapped, f"{lt.name}: the root volume is left to the AMI's default"
+        if "bottlerocket" in stack and "-system-" not in lt.name:
+            assert mapped == {"/dev/xvda", "/dev/xvdb"}, lt.name
     lts = {f"{lt.name}" for lt in of(plan, LAUNCH_TEMPLATE)}
     private = {s for c in clusters for s in c.inputs["privateSubnetIds"]}
     for ng in of(plan, NODE_GROUP):
@@ -149,7 +172,11 @@ def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) 
     for nc in of(plan, EC2_NODE_CLASS):
         spec = nc.inputs["spec"]
         assert spec["metadataOptions"]["httpTokens"] == "required", nc.name
+        assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1, nc.name
         assert all(m["ebs"]["encrypted"] is True for m in spec["blockDeviceMappings"]), nc.name
+        mapped = {m["deviceName"] for m in spec["blockDeviceMappings"]}
+        family = spec["amiSelectorTerms"][0]["alias"].split("@")[0]
+        assert mapped == ({"/dev/xvda", "/dev/xvdb"} if family == "bottlerocket" else {"/dev/xvda"}), nc.name
         tag = spec["subnetSelectorTerms"][0]["tags"]
         subnets = [s for s in of(plan, "aws:ec2/subnet:Subnet") if tag.items() <= s.inputs["tags"].items()]
         assert subnets and all("-private-" in s.name for s in subnets), "Karpenter may pick public subnets"
@@ -159,7 +186,26 @@ def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) 
         assert of(plan, LAUNCH_TEMPLATE), "no node source was checked"
 
 
-@pytest.mark.parametrize("stack", STACKS)
+MANAGED_POLICIES: dict[str, str] = {
+    "AmazonEKSWorkerNodePolicy": "kubelet's EKS/EC2 Describe calls (AWS-managed; node roles need it)",
+    "AmazonEKS_CNI_Policy": "the VPC CNI assigns pod IPs through ENI calls on any instance of the node",
+    "AmazonEC2ContainerRegistryPullOnly": "pull-only ECR access for images (no repository listing)",
+}
+"""AWS-managed policies gpuplane attaches (they grant `Resource: "*"` of their own), with why."""
+
+
+@pytest.mark.parametrize("stack", VARIANTS)
+def test_attached_managed_policies_are_listed(stack: str, plans: dict[str, Plan]) -> None:
+    attached = {
+        r.inputs["policyArn"].rsplit("/", 1)[1]
+        for r in of(plans[stack], "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    }
+    assert attached <= set(MANAGED_POLICIES), attached - set(MANAGED_POLICIES)
+    assert set(MANAGED_POLICIES) == set(NODE_POLICIES)
+    assert "AmazonSSMManagedInstanceCore" not in attached  # only with aws.ssmAccess
+
+
+@pytest.mark.parametrize("stack", VARIANTS)
 def test_iam_has_no_wildcard_actions_and_only_listed_wildcard_resources(stack: str, plans: dict[str, Plan]) -> None:
     seen = 0
     for name, stmt in policy_statements(plans[stack]):
@@ -195,7 +241,13 @@ def test_gke_nodes_shielded_workload_identity_own_service_account(stack: str, pl
         assert node["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
         assert node["serviceAccount"].split("@")[0] in {a.inputs["accountId"] for a in accounts.values()}
     roles = {m.inputs["role"] for m in of(plan, "gcp:projects/iAMMember:IAMMember")}
-    assert not roles & {"roles/editor", "roles/owner"}, roles
+    assert roles == (set(NODE_ROLES) if of(plan, GKE) else set()), roles
+    for c in of(plan, GKE):
+        nap = c.inputs.get("clusterAutoscaling", {})
+        if nap.get("enabled") and not c.inputs.get("enableAutopilot"):
+            defaults = nap["autoProvisioningDefaults"]
+            assert defaults["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": True}
+            assert defaults["serviceAccount"].split("@")[0] in {a.inputs["accountId"] for a in accounts.values()}
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -57,7 +57,7 @@ def test_eks_operator_device_plugin_config(plan_of: Callable[..., Plan]) -> None
     assert dp["name"] == cm["metadata"]["name"] and cm["metadata"]["namespace"] == op.inputs["namespace"]
     assert dp["default"] in cm["data"]
     default = yaml.safe_load(cm["data"]["default"])
-    assert default == {"version": "v1", "flags": {"migStrategy": "none"}} and "sharing" not in default
+    assert default == {"version": "v1", "flags": {"migStrategy": "mixed"}} and "sharing" not in default
     groups = {
         g.inputs["labels"]["gpuplane.io/pool"]: g
         for g in plan.by_type("eks:index:ManagedNodeGroup")

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
-from ..lifecycle import keep_options
+from ..lifecycle import keep_component_options, keep_options
 from . import render
 from .network import EksVpc
 
@@ -82,11 +82,11 @@ class EksGpuCluster(pulumi.ComponentResource):
             tags={"gpuplane.io/cluster": c.name},
             **auto,
         )
-        cluster = eks.Cluster(f"{name}-eks", opts=keep_options(c, child), **cluster_args)
+        cluster = eks.Cluster(f"{name}-eks", opts=keep_component_options(c, child), **cluster_args)
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
-            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private)
+            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private, a.ssmAccess)
 
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
         self.k8s_provider = k8s.Provider(
@@ -127,6 +127,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         pools: Sequence[GpuPool],
         cluster: eks.Cluster,
         private: Sequence[pulumi.Input[str]],
+        ssm_access: bool = False,
     ) -> list[eks.ManagedNodeGroup]:
         """The node role, the system node group, and one tagged managed node group per GPU pool (all returned)."""
         child = pulumi.ResourceOptions(parent=self)
@@ -144,7 +145,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                 policy_arn=pulumi.Output.concat("arn:", partition, ":iam::aws:policy/", policy),
                 opts=child,
             )
-            for policy in render.NODE_POLICIES
+            for policy in render.node_policies(ssm_access)
         ]
         group_opts = pulumi.ResourceOptions(parent=self, depends_on=attachments)
         system = render.system_node_group_args(c)

@@ -17,6 +17,7 @@ from ..config.provisioning import KarpenterConfig
 from ..kube import custom_resource, pinned_release
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies
+from .render import node_policies
 
 
 def _policy_json(key: str, docs: dict[str, dict[str, Any]]) -> str:
@@ -33,6 +34,7 @@ class KarpenterArgs:
         classes: Sequence[GpuPool],
         settings: KarpenterConfig,
         subnet_ids: Sequence[str] = (),
+        ssm_access: bool = False,
     ) -> None:
         self.cluster = cluster
         """The EKS cluster (name, system pool for the controller's replicas)."""
@@ -43,6 +45,8 @@ class KarpenterArgs:
         """Disruption, expiry and AMI version."""
         self.subnet_ids = list(subnet_ids)
         """Existing private subnets to launch into; empty selects subnets tagged `karpenter.sh/discovery`."""
+        self.ssm_access = ssm_access
+        """Attach Session Manager's policy to the node role."""
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -72,7 +76,7 @@ class Karpenter(pulumi.ComponentResource):
             description=f"Karpenter GPU nodes of {c}",
             opts=child,
         )
-        for policy in kr.NODE_POLICIES:
+        for policy in node_policies(args.ssm_access):
             aws.iam.RolePolicyAttachment(
                 f"{name}-node-{policy}",
                 role=node_role.name,

@@ -34,14 +34,6 @@ INTERRUPTION_EVENTS: Mapping[str, tuple[str, str]] = MappingProxyType(
 )
 """Rule role -> (source, detail-type) of the events Karpenter handles through its queue."""
 
-NODE_POLICIES = (
-    "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
-)
-"""AWS-managed policies of the Karpenter node role (worker, CNI, ECR pull, SSM)."""
-
 
 def event_pattern(role: str) -> str:
     source, detail = INTERRUPTION_EVENTS[role]
@@ -143,14 +135,15 @@ def ec2_node_class(
             },
             "blockDeviceMappings": [
                 {
-                    "deviceName": image.data_device,
+                    "deviceName": device,
                     "ebs": {
-                        "volumeSize": f"{disk_gb}Gi",
+                        "volumeSize": f"{gb}Gi",
                         "volumeType": "gp3",
                         "encrypted": True,
                         "deleteOnTermination": True,
                     },
                 }
+                for device, gb in image.volumes(disk_gb)
             ],
             "tags": {"gpuplane.io/cluster": cluster},
         },

@@ -107,7 +107,12 @@ class EksGpuPlatform(pulumi.ComponentResource):
     def _karpenter(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> None:
         assert cfg.aws is not None and cfg.karpenter is not None
         args = KarpenterArgs(
-            cfg.cluster, cfg.aws.region, cfg.gpuPools, cfg.karpenter, subnet_ids=cfg.aws.privateSubnetIds
+            cfg.cluster,
+            cfg.aws.region,
+            cfg.gpuPools,
+            cfg.karpenter,
+            subnet_ids=cfg.aws.privateSubnetIds,
+            ssm_access=cfg.aws.ssmAccess,
         )
         Karpenter(f"{name}-karpenter", args, opts=opts)
 

@@ -27,10 +27,17 @@ TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
 NODE_POLICIES: tuple[str, ...] = (
     "AmazonEKSWorkerNodePolicy",
     "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryReadOnly",
-    "AmazonSSMManagedInstanceCore",
+    "AmazonEC2ContainerRegistryPullOnly",
 )
-"""AWS-managed policies for the node role (worker, CNI, ECR pull, SSM access instead of SSH)."""
+"""AWS-managed policies every GPU node role needs (worker, CNI, ECR image pull)."""
+SSM_POLICY = "AmazonSSMManagedInstanceCore"
+"""Session Manager access to nodes (`aws.ssmAccess`); off by default: it lets nodes read any SSM parameter."""
+
+
+def node_policies(ssm_access: bool) -> tuple[str, ...]:
+    """The AWS-managed policies attached to a node role."""
+    return (*NODE_POLICIES, SSM_POLICY) if ssm_access else NODE_POLICIES
+
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 """The node label cluster-autoscaler (>= 1.15) reads on AWS to recognise GPU nodes before the device plugin."""
@@ -157,27 +164,30 @@ def secrets_key_args(cluster: str) -> dict[str, Any]:
 
 
 def launch_template_args(cluster: str, pool_name: str, disk_gb: int, ami_type: str) -> dict[str, Any]:
-    """Launch template for a node group: IMDSv2 required, encrypted gp3 volume for container images."""
+    """Launch template for a node group: IMDSv2 required (hop limit 1), every volume encrypted gp3."""
     image = NODE_IMAGES[ami_type]
     return {
         "name_prefix": f"{cluster}-{pool_name}-",
         "description": f"gpuplane {cluster}/{pool_name}: IMDSv2, encrypted gp3",
         "update_default_version": True,
+        # Hop limit 1: pods outside the host network can't reach the node role's credentials (add-ons
+        # use IRSA / Pod Identity).
         "metadata_options": {
             "http_endpoint": "enabled",
             "http_tokens": "required",
-            "http_put_response_hop_limit": 2,
+            "http_put_response_hop_limit": 1,
         },
         "block_device_mappings": [
             {
-                "device_name": image.data_device,
+                "device_name": device,
                 "ebs": {
-                    "volume_size": disk_gb,
+                    "volume_size": gb,
                     "volume_type": "gp3",
                     "encrypted": "true",
                     "delete_on_termination": "true",
                 },
             }
+            for device, gb in image.volumes(disk_gb)
         ],
         "tags": {"gpuplane.io/cluster": cluster, "gpuplane.io/pool": pool_name},
     }

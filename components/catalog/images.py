@@ -31,6 +31,13 @@ class NodeImage:
     """Block device that holds container images (sized for CUDA images)."""
     karpenter_alias: str
     """Karpenter EC2NodeClass `amiSelectorTerms[].alias` family."""
+    os_volume_gb: int = 0
+    """Size of a separate OS volume on `/dev/xvda` (Bottlerocket's), or 0 when the data device is the root."""
+
+    def volumes(self, data_gb: int) -> list[tuple[str, int]]:
+        """(device, GiB) of every EBS volume a node gets; gpuplane maps each one, encrypted."""
+        os_volume = [("/dev/xvda", self.os_volume_gb)] if self.os_volume_gb else []
+        return [*os_volume, (self.data_device, data_gb)]
 
     @property
     def operator_installs_driver(self) -> bool:
@@ -60,6 +67,7 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
                 mig_manager=False,
                 data_device="/dev/xvdb",
                 karpenter_alias="bottlerocket",
+                os_volume_gb=4,  # Bottlerocket's OS volume, as Karpenter's Bottlerocket default maps it
             ),
             NodeImage(
                 ami_type="AL2023_x86_64_STANDARD",

@@ -36,6 +36,9 @@ class AwsConfig(BaseModel):
     """Expose the Kubernetes API endpoint publicly (restricted by `publicAccessCidrs`)."""
     publicAccessCidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
     """CIDRs allowed to reach a public API endpoint."""
+    ssmAccess: bool = False
+    """Attach `AmazonSSMManagedInstanceCore` to node roles (Session Manager shells on nodes); off by default
+    because it also lets every node read any SSM parameter."""
     secretsKmsKeyArn: str | None = Field(default=None, pattern=_KMS_KEY)
     """KMS key that envelope-encrypts Kubernetes secrets; unset creates one (rotation on) per cluster."""
 

@@ -125,7 +125,7 @@ class GpuPool(_Model):
     """Pool name (a DNS label, at most 30 characters); also the `gpuplane.io/pool` node label."""
     gpu: str
     """GPU type from the catalog (`gpuplane gpus` lists them), e.g. `l4`, `a100-40gb`, `h100`."""
-    gpusPerNode: int = Field(default=1, ge=1, le=16)
+    gpusPerNode: int = Field(default=1, ge=1, le=16, validate_default=True)
     """GPUs on each node; with `machineType` unset it picks the catalog's machine for that count."""
     machineType: str | None = None
     """GCP machine type. Must be one the catalog lists for this GPU and count (N1 machines accept any size)."""

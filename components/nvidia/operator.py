@@ -18,7 +18,7 @@ from ..catalog import NodeImage, operator_components
 from ..config.model import GpuPool
 from ..kube import pinned_release, privileged_namespace
 from ..nodes import GPU_TAINT, GpuNodeTarget, tolerations_for
-from .sharing import DEVICE_PLUGIN_CONFIG, device_plugin_configmap, mig_strategy
+from .sharing import DEVICE_PLUGIN_CONFIG, MIG_STRATEGY, device_plugin_configmap
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
@@ -60,7 +60,7 @@ def operator_values(
             "config": {"name": DEVICE_PLUGIN_CONFIG, "default": "default"},
         },
         "migManager": {"enabled": comps["migManager"]},
-        "mig": {"strategy": mig_strategy(pools)},
+        "mig": {"strategy": MIG_STRATEGY},
         "gfd": {"enabled": True},
         "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": service_monitor}},
         "daemonsets": {"tolerations": tolerations},

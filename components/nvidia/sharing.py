@@ -68,14 +68,14 @@ def operator_node_labels(pool: GpuPool) -> dict[str, str]:
     return {DEVICE_PLUGIN_CONFIG_LABEL: pool.name}
 
 
-def mig_strategy(pools: Sequence[GpuPool]) -> str:
-    """`mixed` as soon as one pool uses MIG (partitions appear as `nvidia.com/mig-<profile>`)."""
-    return "mixed" if any(p.sharing and p.sharing.strategy == "mig" for p in pools) else "single"
+MIG_STRATEGY = "mixed"
+"""Always `mixed`: MIG partitions appear as `nvidia.com/mig-<profile>` and GPUs without MIG stay
+`nvidia.com/gpu`, so adding or removing a MIG pool changes no cluster-wide setting (no operator roll)."""
 
 
 def device_plugin_configs(pools: Sequence[GpuPool]) -> dict[str, str]:
     """The device plugin's config files (name -> YAML): `default` for whole GPUs, one per sharing pool."""
-    flags = {"migStrategy": "mixed" if mig_strategy(pools) == "mixed" else "none"}
+    flags = {"migStrategy": MIG_STRATEGY}
     configs = {"default": yaml.safe_dump({"version": "v1", "flags": flags}, sort_keys=False)}
     for p in pools:
         s = p.sharing

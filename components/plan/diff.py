@@ -61,6 +61,7 @@ DISRUPTIVE: Mapping[str, Mapping[str, str]] = MappingProxyType(
             "vpcId": "replaces the cluster",
             "privateSubnetIds": "replaces the cluster",
             "publicSubnetIds": "replaces the cluster",
+            "encryptionConfigKeyArn": "replaces the cluster (EKS cannot change or remove a secrets key once set)",
         },
         # Karpenter: template or node class changes make existing nodes drift and be replaced;
         # nodeClassRef group/kind are immutable (CRD CEL).

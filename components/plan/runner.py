@@ -63,6 +63,8 @@ class PlannedResource:
     """Pulumi `protect` as registered (deleting or replacing it fails)."""
     retain_on_delete: bool = False
     """Pulumi `retainOnDelete` as registered (deleting it from the stack leaves the cloud resource)."""
+    transforms: tuple[Any, ...] = ()
+    """Transforms registered with the resource (the engine runs them on a component's children)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,6 +131,7 @@ class RecordingMonitor(pm.MockMonitor):
                 dependencies=tuple(request.dependencies),
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
+                transforms=tuple(pm._resolve_callbacks(request.transforms)),
             )
         )
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
