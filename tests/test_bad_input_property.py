@@ -16,6 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from components.catalog import GPUS, PLATFORMS
 from components.config.model import StackConfig
 from components.plan.stackfile import StackFile, load
 
@@ -107,6 +108,48 @@ def section_breakers(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tu
             _NOT_INT.map(lambda v: [(f"fleet.totals.{raw['gpuPools'][0]['name']}", v)]),
             st.just([("fleet.regions", [])]),
         )
+    # Impossible combinations across keys, each blamed on one key.
+    platform = PLATFORMS.get(raw["platform"])
+    if platform is not None:
+        other_cloud_gpu = next(g for g in GPUS if getattr(GPUS[g], platform.cloud) is None)
+        floor_key = "maxNodes" if platform.fixed_pools else "minNodes"  # classes have no floor at all
+        out["combination"] = st.one_of(
+            st.integers(0, n - 1).map(lambda i: [(f"gpuPools[{i}].gpu", other_cloud_gpu)]),
+            st.integers(0, n - 1).map(
+                lambda i: [(f"gpuPools[{i}].{floor_key}", ("floor", i, pools[i].get("maxNodes", 1) + 1))]
+            ),
+            st.just([("monitoring.scrapeTimeout", ("timeout", "20s", "15s"))]),
+            st.just([("karpenter" if "karpenter" not in platform.sections else "autoProvisioning", {})]),
+        )
+    return out
+
+
+def valid_tweaks(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tuple[str, Any]]]]:
+    """Section -> strategy for changes that keep the stack valid (so valid examples are not only the
+    shipped stacks)."""
+    platform = PLATFORMS[raw["platform"]]
+    n = len(raw["gpuPools"])
+    out: dict[str, st.SearchStrategy[list[tuple[str, Any]]]] = {
+        "gpuPools": st.one_of(
+            st.tuples(st.integers(0, n - 1), st.booleans()).map(lambda t: [(f"gpuPools[{t[0]}].spot", t[1])]),
+            st.integers(0, n - 1).map(lambda i: [(f"gpuPools[{i}].labels", {"team": "ml"})]),
+            st.integers(0, n - 1).map(
+                lambda i: [(f"gpuPools[{i}].taints", [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}])]
+            ),
+        ),
+        "monitoring": st.one_of(
+            st.sampled_from(platform.integrations).map(lambda v: [("monitoring.integration", v)]),
+            st.sampled_from(["30s", "1m"]).map(lambda v: [("monitoring.scrapeInterval", v)]),
+            st.floats(1, 50).map(lambda v: [("monitoring.idlePercent", round(v, 1))]),
+        ),
+        "cluster": st.one_of(
+            st.booleans().map(lambda v: [("cluster.protect", v)]),
+            st.booleans().map(lambda v: [("cluster.retainOnDelete", v)]),
+        ),
+        "smokeTest": st.booleans().map(lambda v: [("smokeTest", {"enabled": v})]),
+    }
+    if platform.cloud == "gcp":
+        out["cluster"] = st.sampled_from(["RAPID", "STABLE"]).map(lambda v: [("cluster.releaseChannel", v)])
     return out
 
 
@@ -118,13 +161,28 @@ def broken_stack(draw: Any) -> tuple[StackFile, list[str]]:
     breakers = section_breakers(raw)
     count = draw(st.sampled_from([0, 1, 1, 2, 0, 3, 4]))  # about one example in seven plans
     sections = draw(st.permutations(sorted(breakers)))[:count]
+    if "combination" in sections:  # a combination reads the platform, the pools and monitoring: leave them be
+        sections = [x for x in sections if x not in ("platform", "gpuPools", "monitoring")]
     config = copy.deepcopy(base.config)
+    tweaks = valid_tweaks(raw)
+    reads = {"gpuPools", "monitoring"} if "combination" in sections else set()
+    free = sorted(set(tweaks) - reads - set(sections))
+    for section in draw(st.permutations(free))[: draw(st.integers(0, 2))]:
+        for path, value in draw(tweaks[section]):
+            set_path(config, path, value)
     broken: list[str] = []
     for section in sections:
         for path, value in draw(breakers[section]):
             if isinstance(value, tuple) and value[0] == "duplicate":
                 pools = config["gpuplane:gpuPools"]
                 pools.append(copy.deepcopy(pools[value[1]]))  # a second pool of the same name
+            elif isinstance(value, tuple) and value[0] == "floor":  # minNodes above maxNodes
+                _, i, lo = value
+                set_path(config, f"gpuPools[{i}].minNodes", lo)
+                set_path(config, f"gpuPools[{i}].maxNodes", lo - 1)
+            elif isinstance(value, tuple) and value[0] == "timeout":  # timeout longer than the interval
+                set_path(config, "monitoring.scrapeTimeout", value[1])
+                set_path(config, "monitoring.scrapeInterval", value[2])
             elif isinstance(value, tuple) and value[0] == "taints":
                 first = steps(path)
                 set_path(config, f"gpuPools[{first[1]}].taints", value[1])

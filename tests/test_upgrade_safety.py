@@ -11,16 +11,18 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 
+import pulumi
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.catalog import PLATFORMS
-from components.config import ConfigError
-from components.plan import Plan, load, plan_stack
+from components.catalog import GPUS, PLATFORMS, gpus_on
+from components.config import ConfigError, parse_config
+from components.plan import Plan, PlannedResource, load, plan_stack
 from components.plan.stackfile import StackFile
 
 from .conftest import ROOT, SINGLE, STACKS, golden, stack_with
@@ -39,120 +41,181 @@ def index(plan: Plan) -> dict[str, Any]:
     return {r.urn: r.inputs for r in plan.resources}
 
 
-def owned_by_pool(urn: str, pool: str) -> bool:
-    """Resources a pool owns carry its name as a `-<pool>` part of their own name."""
-    name = urn.rsplit("::", 1)[1]
-    return f"-{pool}-" in f"{name}-"
+def raw_of(config: dict[str, Any]) -> dict[str, Any]:
+    return {k.removeprefix("gpuplane:"): v for k, v in config.items()}
 
 
-# Resources whose inputs legitimately hold every pool's (or class's) settings, per change.
-HOLDERS: dict[str, Callable[[str, str], bool]] = {
-    # NAP: GPU classes are the cluster's `clusterAutoscaling.resourceLimits`.
-    "pool": lambda platform, typ: platform == "gke-nap" and typ == "gcp:container/cluster:Cluster",
-    # One device-plugin ConfigMap holds every pool's sharing config (pools pick theirs by node label).
-    "sharing": lambda platform, typ: typ == "kubernetes:core/v1:ConfigMap",
-    # GKE Managed Prometheus and managed DCGM are cluster settings.
-    "monitoring": lambda platform, typ: typ == "gcp:container/cluster:Cluster",
-}
+def valid(config: dict[str, Any]) -> bool:
+    try:
+        parse_config(raw_of(config))
+    except ConfigError:
+        return False
+    return True
 
 
-def changed_elsewhere(before: Plan, after: Plan, owned: Callable[[str], bool], holder: Callable[[str], bool]) -> list:
-    """URNs present in both plans whose inputs differ, and URNs that vanished, outside what the change
-    owns or legitimately holds."""
-    a, b = index(before), index(after)
-    types = {r.urn: r.type for r in [*before.resources, *after.resources]}
-    out = []
-    for urn in a:
-        if owned(urn) or holder(types[urn]):
-            continue
-        if urn not in b:
-            out.append(("removed", urn))
-        elif a[urn] != b[urn]:
-            out.append(("inputs changed", urn))
+def sharing_options(gpu: str, strategies: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Every sharing setting to try on a pool of `gpu` (MIG profiles from the catalog)."""
+    out: list[dict[str, Any]] = [{"strategy": s, "replicas": 4} for s in strategies if s != "mig"]
+    if "mig" in strategies:
+        out += [{"strategy": "mig", "migProfile": p} for p in GPUS[gpu].mig_profiles]
     return out
 
 
-def plan_config(base: StackFile, config: dict[str, Any]) -> Plan | None:
-    try:
-        return plan_stack(StackFile(project=base.project, stack=base.stack, config=config))
-    except ConfigError:
-        return None
+@functools.cache
+def pool_candidates(stack: str) -> list[dict[str, Any]]:
+    """Pools that could be added to this stack (any GPU of its cloud, spot or not, with or without each
+    sharing setting), kept only where the stack config accepts them."""
+    config = load(stack, ROOT).config
+    platform = PLATFORMS[config["gpuplane:platform"]]
+    out = []
+    for gpu in gpus_on(platform.cloud):
+        for spot in (False, True):
+            for sharing in [None, *sharing_options(gpu, platform.sharing)]:
+                pool: dict[str, Any] = {"name": "extra", "gpu": gpu, "spot": spot, "maxNodes": 2}
+                if sharing:
+                    pool["sharing"] = sharing
+                if valid({**config, "gpuplane:gpuPools": [*config["gpuplane:gpuPools"], pool]}):
+                    out.append(pool)
+    return out
+
+
+@functools.cache
+def sharing_candidates(stack: str) -> list[tuple[int, dict[str, Any]]]:
+    """(pool index, sharing) pairs this stack accepts, each pool's current sharing removed first."""
+    config = load(stack, ROOT).config
+    platform = PLATFORMS[config["gpuplane:platform"]]
+    out = []
+    for i, pool in enumerate(config["gpuplane:gpuPools"]):
+        for sharing in sharing_options(GPUS[pool["gpu"]].name, platform.sharing):
+            pools = copy.deepcopy(config["gpuplane:gpuPools"])
+            pools[i]["sharing"] = sharing
+            if valid({**config, "gpuplane:gpuPools": pools}):
+                out.append((i, sharing))
+    return out
+
+
+def owned_by_pool(plan: Plan, pool: str) -> set[str]:
+    """URNs a pool owns: those with `-<pool>` in their name, and Kubernetes objects (an EC2NodeClass of
+    its disk size) that only those reference by name."""
+
+    def named(urn: str) -> bool:
+        return f"-{pool}-" in f"{urn.rsplit('::', 1)[1]}-"
+
+    owned = {r.urn for r in plan.resources if named(r.urn)}
+    text_owned = " ".join(str(r.inputs) for r in plan.resources if r.urn in owned)
+    text_rest = " ".join(str(r.inputs) for r in plan.resources if r.urn not in owned)
+    for r in plan.resources:
+        name = r.inputs.get("metadata", {}).get("name") if isinstance(r.inputs.get("metadata"), dict) else None
+        if r.urn not in owned and name and f"'{name}'" in text_owned and text_rest.count(f"'{name}'") == 1:
+            owned.add(r.urn)  # referenced by the pool's own objects, and otherwise only by itself
+    return owned
+
+
+# Resources whose inputs legitimately hold every pool's (or class's) settings, per change: the input keys
+# that may differ. NAP's GPU classes are the cluster's `clusterAutoscaling`; one device-plugin ConfigMap
+# holds every pool's sharing config; GKE Managed Prometheus and managed DCGM are `monitoringConfig`.
+HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
+    "pool": lambda platform, r: (
+        frozenset({"clusterAutoscaling"})
+        if platform == "gke-nap" and r.type == "gcp:container/cluster:Cluster"
+        else frozenset({"data"})
+        if r.name.endswith("-device-plugin-config")
+        else frozenset()
+    ),
+    "sharing": lambda platform, r: frozenset({"data"}) if r.name.endswith("-device-plugin-config") else frozenset(),
+    "monitoring": lambda platform, r: (
+        frozenset({"monitoringConfig"}) if r.type == "gcp:container/cluster:Cluster" else frozenset()
+    ),
+}
+
+
+def changed_elsewhere(
+    before: Plan, after: Plan, owned: set[str], holder: Callable[[PlannedResource], frozenset[str]]
+) -> list[tuple[str, str]]:
+    """URNs of `before` that vanished or whose inputs differ in `after`, outside what the change owns;
+    a holder may differ only in its listed input keys."""
+    b = index(after)
+    out = []
+    for r in before.resources:
+        if r.urn in owned:
+            continue
+        if r.urn not in b:
+            out.append(("removed", r.urn))
+            continue
+        allowed = holder(r)
+        if {k: v for k, v in r.inputs.items() if k not in allowed} != {
+            k: v for k, v in b[r.urn].items() if k not in allowed
+        }:
+            out.append(("inputs changed", r.urn))
+    return out
+
+
+KINDS = [
+    (stack, kind)
+    for stack in SINGLE
+    for kind in ("pool", "sharing", "monitoring")
+    if not (kind == "sharing" and not PLATFORMS[load(stack, ROOT).config["gpuplane:platform"]].sharing)
+    and not (kind == "monitoring" and len(PLATFORMS[load(stack, ROOT).config["gpuplane:platform"]].integrations) < 2)
+]
 
 
 @st.composite
-def pool_change(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any], str]:
-    """(stack, kind, smaller config, larger config, what changes): the larger has one more pool, or
-    monitoring/sharing switched; both directions are checked."""
-    stack = draw(st.sampled_from(SINGLE))
-    base = load(stack, ROOT)
-    config = copy.deepcopy(base.config)
+def change_of(draw: Any, stack: str, kind: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(smaller config, larger config, subject): the larger has one more pool, a pool's sharing, or another
+    monitoring integration. Every change is one the stack accepts (candidates are validated first)."""
+    config = copy.deepcopy(load(stack, ROOT).config)
     pools = config["gpuplane:gpuPools"]
     platform = PLATFORMS[config["gpuplane:platform"]]
-    kind = draw(st.sampled_from(["pool", "sharing", "monitoring"]))
     if kind == "pool":
-        extra = copy.deepcopy(draw(st.sampled_from(pools)))
-        extra.pop("sharing", None)
-        extra["name"] = draw(st.sampled_from(["extra", "batch", "eval"]))
-        extra["maxNodes"] = draw(st.integers(1, 6))
-        extra["spot"] = draw(st.booleans())
-        larger = {**config, "gpuplane:gpuPools": [*pools, extra]}
-        return stack, kind, config, larger, extra["name"]
+        if len(pools) > 1 and draw(st.booleans()):  # remove any existing pool
+            i = draw(st.integers(0, len(pools) - 1))
+            smaller = {**config, "gpuplane:gpuPools": [p for j, p in enumerate(pools) if j != i]}
+            assert valid(smaller)
+            return smaller, config, pools[i]["name"]
+        candidates = pool_candidates(stack)
+        assert candidates, f"no pool can be added to {stack}"
+        extra = draw(st.sampled_from(candidates))
+        return config, {**config, "gpuplane:gpuPools": [*pools, extra]}, extra["name"]
     if kind == "sharing":
-        i = draw(st.integers(0, len(pools) - 1))
-        strategy = draw(st.sampled_from(platform.sharing or ("time-slicing",)))
-        sharing: dict[str, Any] = {"strategy": strategy}
-        if strategy in ("time-slicing", "mps"):
-            sharing["replicas"] = draw(st.integers(2, 8))
-        else:
-            sharing["migProfile"] = "1g.10gb"
+        candidates = sharing_candidates(stack)
+        assert candidates, f"no pool of {stack} accepts sharing"
+        i, sharing = draw(st.sampled_from(candidates))
         plain = copy.deepcopy(pools)
         plain[i].pop("sharing", None)
         shared = copy.deepcopy(plain)
         shared[i]["sharing"] = sharing
-        return (
-            stack,
-            kind,
-            {**config, "gpuplane:gpuPools": plain},
-            {**config, "gpuplane:gpuPools": shared},
-            pools[i]["name"],
-        )
-    integration = draw(st.sampled_from([i for i in platform.integrations if i != "scrape-config"] or ["scrape-config"]))
+        return {**config, "gpuplane:gpuPools": plain}, {**config, "gpuplane:gpuPools": shared}, pools[i]["name"]
     monitoring = config.get("gpuplane:monitoring", {})
+    a, b = draw(st.permutations(platform.integrations))[:2]
     return (
-        stack,
-        kind,
-        {**config, "gpuplane:monitoring": {**monitoring, "integration": "scrape-config"}},
-        {**config, "gpuplane:monitoring": {**monitoring, "integration": integration}},
-        integration,
+        {**config, "gpuplane:monitoring": {**monitoring, "integration": a}},
+        {**config, "gpuplane:monitoring": {**monitoring, "integration": b}},
+        b,
     )
 
 
-@settings(max_examples=30, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pool_change())
-def test_a_change_touches_only_what_it_is_about(change: tuple[str, str, dict[str, Any], dict[str, Any], str]) -> None:
-    stack, kind, smaller, larger, subject = change
+@pytest.mark.parametrize(("stack", "kind"), KINDS)
+@settings(max_examples=6, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_change_touches_only_what_it_is_about(stack: str, kind: str, data: st.DataObject) -> None:
+    smaller, larger, subject = data.draw(change_of(stack, kind))
     base = load(stack, ROOT)
-    small, large = plan_config(base, smaller), plan_config(base, larger)
-    if small is None or large is None:  # a combination the platform refuses (e.g. MIG on a T4 pool)
-        return
+    small = plan_stack(StackFile(project=base.project, stack=base.stack, config=smaller))
+    large = plan_stack(StackFile(project=base.project, stack=base.stack, config=larger))
     platform = smaller["gpuplane:platform"]
-    holder = lambda typ: HOLDERS[kind](platform, typ)  # noqa: E731
+
+    def holder(r: PlannedResource) -> frozenset[str]:
+        return HOLDERS[kind](platform, r)
+
     if kind == "monitoring":
-        monitoring_urns = {r.urn for p in (small, large) for r in p.resources if "-monitoring" in r.urn}
-
-        def owned(urn: str) -> bool:
-            return urn in monitoring_urns
-
+        owned = {r.urn for p in (small, large) for r in p.resources if "-monitoring" in r.urn}
     else:
-
-        def owned(urn: str) -> bool:
-            return owned_by_pool(urn, subject)
-
+        owned = owned_by_pool(small, subject) | owned_by_pool(large, subject)
     assert changed_elsewhere(small, large, owned, holder) == []
     assert changed_elsewhere(large, small, owned, holder) == []
-    # The new pool really made resources (NAP: changed its holder). Autopilot classes make none.
-    if kind == "pool" and platform != "gke-autopilot":
-        assert len(index(large)) > len(index(small)) or index(large) != index(small)
+    # The change did something (Autopilot classes make no resources; NAP/Autopilot sharing is pod-side).
+    if kind == "monitoring" or (kind == "pool" and platform != "gke-autopilot"):
+        assert index(large) != index(small)
 
 
 def test_the_stability_check_can_fail() -> None:
@@ -160,9 +223,9 @@ def test_the_stability_check_can_fail() -> None:
     base = load("gcp-standard", ROOT)
     renamed = copy.deepcopy(base.config)
     renamed["gpuplane:cluster"] = {**renamed["gpuplane:cluster"], "name": "ml-gke2"}
-    before, after = plan_stack(base), plan_config(base, renamed)
-    assert after is not None
-    found = changed_elsewhere(before, after, lambda urn: False, lambda typ: False)
+    before = plan_stack(base)
+    after = plan_stack(StackFile(project=base.project, stack=base.stack, config=renamed))
+    found = changed_elsewhere(before, after, set(), lambda r: frozenset())
     assert ("removed", next(r.urn for r in before.resources if r.type == "gcp:container/cluster:Cluster")) in found
 
 
@@ -175,11 +238,21 @@ def test_deletion_protection_on_by_default(stack: str, plan_of: Callable[..., Pl
 
 @pytest.mark.parametrize("stack", ["gcp-standard", "gcp-autopilot", "aws-managed", "aws-automode"])
 def test_protect_and_retain_on_delete_reach_the_cluster(stack: str, plan_of: Callable[..., Plan]) -> None:
-    plan = plan_of(
-        stack_with(
-            stack, cluster={**load(stack, ROOT).config["gpuplane:cluster"], "protect": True, "retainOnDelete": True}
-        )
-    )
+    cluster = {**load(stack, ROOT).config["gpuplane:cluster"], "protect": True, "retainOnDelete": True}
+    plan = plan_of(stack_with(stack, cluster=cluster))
     kept = {r.type for r in plan.resources if r.protect and r.retain_on_delete}
     want = {t for t in CLUSTERS if any(r.type == t for r in plan.resources)}
     assert want and kept == want
+    for eks_cluster in plan.by_type("eks:index:Cluster"):
+        # retainOnDelete does not apply to components: a transform carries both to pulumi-eks's cloud cluster.
+        (transform,) = eks_cluster.transforms
+        opts = pulumi.ResourceOptions(parent=None)
+        child = transform(pulumi.ResourceTransformArgs(True, "aws:eks/cluster:Cluster", "ml-eks-eksCluster", {}, opts))
+        assert child is not None and child.opts.protect is True and child.opts.retain_on_delete is True
+        other = pulumi.ResourceTransformArgs(True, "aws:iam/role:Role", "ml-eks-eksRole", {}, opts)
+        assert transform(other) is None
+
+
+def test_no_transform_unless_asked(plan_of: Callable[..., Plan]) -> None:
+    (eks_cluster,) = plan_of("aws-managed").by_type("eks:index:Cluster")
+    assert eks_cluster.transforms == ()
