@@ -50,11 +50,11 @@ pack = importlib.import_module("gpuplane_policy")
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 LEVELS = {
     "gpu-node-pool-tainted": MANDATORY,
-    "gpu-node-pool-scales-to-zero": ADVISORY,
+    "gpu-node-pool-scales-to-zero": MANDATORY,
     "gpu-autoscaling-bounded": MANDATORY,
     "imdsv2-required": MANDATORY,
     "gpu-pod-declares-limits": MANDATORY,
-    "gpu-pod-tolerates-gpu-taint": ADVISORY,
+    "gpu-pod-tolerates-gpu-taint": MANDATORY,
     "gpu-nodes-only-for-gpu-pods": ADVISORY,
 }
 IMDS_TYPES = {
@@ -302,7 +302,7 @@ def test_untainted_karpenter_gpu_nodepool(stack: str, plan_of: Callable[..., Pla
     assert violations(KARPENTER_POOL, nodepool) == {"gpu-node-pool-tainted": [TAINT.format("Karpenter NodePool")]}
 
 
-# --- GPU node pools can scale to zero (advisory) ---------------------------------------------------
+# --- GPU node pools can scale to zero (mandatory) --------------------------------------------------
 
 
 def test_gke_gpu_pool_that_cannot_scale_to_zero(plan_of: Callable[..., Plan]) -> None:

@@ -327,7 +327,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "gpu-node-pool-scales-to-zero",
         "GPU node pools and node groups autoscale down to zero nodes (no minimum, no fixed size).",
-        ADVISORY,
+        MANDATORY,
         _scales_to_zero_applies,
         check_gpu_pool_scales_to_zero,
     ),
@@ -365,7 +365,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "gpu-pod-tolerates-gpu-taint",
         "Pods that request a GPU tolerate the nvidia.com/gpu taint.",
-        ADVISORY,
+        MANDATORY,
         _gpu_pod_applies,
         check_gpu_toleration,
     ),
