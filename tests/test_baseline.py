@@ -182,6 +182,8 @@ def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) 
         assert subnets and all("-private-" in s.name for s in subnets), "Karpenter may pick public subnets"
     if any(c.inputs.get("autoMode") for c in clusters):  # AWS runs the nodes: IMDSv2 and encryption are AWS's
         assert not of(plan, LAUNCH_TEMPLATE, NODE_GROUP)
+        # ... and its built-in NodeClass uses the cluster's subnets: only private ones are given.
+        assert all(not c.inputs.get("publicSubnetIds") for c in clusters)
     else:
         assert of(plan, LAUNCH_TEMPLATE), "no node source was checked"
 

@@ -67,7 +67,9 @@ class EksGpuCluster(pulumi.ComponentResource):
             version=c.kubernetesVersion,
             vpc_id=vpc_id,
             private_subnet_ids=private,
-            public_subnet_ids=public or None,
+            # Auto Mode's built-in NodeClass launches nodes into the cluster's subnets: give it only the
+            # private ones (load balancers find the public subnets by their `kubernetes.io/role/elb` tag).
+            public_subnet_ids=None if args.auto_mode else (public or None),
             skip_default_node_group=True,
             authentication_mode=eks.AuthenticationMode.API,
             access_entries=render.access_entries(a.admins) or None,
