@@ -16,7 +16,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config import ConfigError
-from components.config.load import _inner_model
+from components.config.base import models_in
 from components.config.model import StackConfig
 from components.plan.mocks import PlanMocks
 from components.plan.runner import RecordingMonitor, install
@@ -95,8 +95,7 @@ def model_keys() -> list[str]:
         for name, field in model.model_fields.items():
             path = f"{prefix}.{name}" if prefix else name
             out.append(path)
-            inner = _inner_model(field.annotation)
-            if inner is not None:
+            for inner in models_in(field.annotation):
                 listed = any(
                     typing.get_origin(a) is list for a in (field.annotation, *typing.get_args(field.annotation))
                 )

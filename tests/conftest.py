@@ -13,6 +13,8 @@ import yaml
 from components.plan import Plan, load, plan_stack, stack_names
 from components.plan.stackfile import StackFile
 
+from .engines import unavailable
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STACKS = stack_names(ROOT)
@@ -36,10 +38,10 @@ def need_reference() -> Path:
     """The reference folder, or a clear skip (a failure when GPUPLANE_REQUIRE_REFERENCE=1)."""
     ref = reference_dir()
     if ref is None:
-        msg = "../shared/reference is absent (published CRDs/chart values); set GPUPLANE_REFERENCE to check against it"
-        if os.environ.get("GPUPLANE_REQUIRE_REFERENCE") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
+        unavailable(
+            "../shared/reference is absent (published CRDs/chart values); set GPUPLANE_REFERENCE to check against it",
+            required_by="GPUPLANE_REQUIRE_REFERENCE",
+        )
     return ref
 
 
@@ -50,6 +52,15 @@ def stack_with(base: str, **overrides: Any) -> StackFile:
     for key, value in overrides.items():
         config[f"gpuplane:{key}"] = value
     return StackFile(project=sf.project, stack=f"{sf.stack}-test", config=config)
+
+
+def on_bottlerocket(stack: str) -> StackFile:
+    """A shipped EKS stack on Bottlerocket (separate OS and data volumes), sharing dropped as it needs AL2023."""
+    pools = [
+        {k: v for k, v in p.items() if k != "sharing"} | {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+        for p in load(stack, ROOT).config["gpuplane:gpuPools"]
+    ]
+    return stack_with(stack, gpuPools=pools)
 
 
 def golden(name: str, text: str) -> None:

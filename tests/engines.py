@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import NoReturn
 
 import pytest
+
+
+def unavailable(msg: str, required_by: str = "GPUPLANE_REQUIRE_ENGINES") -> NoReturn:
+    """Skip with `msg`, or fail when the environment variable `required_by` is `1` (set by .ci/run)."""
+    if os.environ.get(required_by) == "1":
+        pytest.fail(msg)
+    pytest.skip(msg)
 
 
 def engine(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        msg = f"{name} is not installed (Debian: apt-get install prometheus); .ci/run installs it"
-        if os.environ.get("GPUPLANE_REQUIRE_ENGINES") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
+        unavailable(f"{name} is not installed (Debian: apt-get install prometheus); .ci/run installs it")
     return path

@@ -31,6 +31,32 @@ def test_emitted_objects_validate(stack: str, plan_of: Callable[..., Plan]) -> N
             kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
         except kubernetes_validate.ValidationError as exc:  # pragma: no cover - failure path
             pytest.fail(f"{r.urn}: {exc}")
+        # Pod Security Admission labels: OpenAPI leaves labels free-form, the admission plugin does not.
+        psa = {k: v for k, v in obj["metadata"].get("labels", {}).items() if k.startswith(PSA_PREFIX)}
+        assert all(k.removeprefix(PSA_PREFIX) in PSA_MODES and v in PSA_LEVELS for k, v in psa.items()), psa
+        if obj["kind"] == "Namespace":
+            assert f"{PSA_PREFIX}enforce" in psa, f"{r.urn} has no Pod Security level"
+
+
+PSA_PREFIX = "pod-security.kubernetes.io/"
+PSA_MODES = {"enforce", "audit", "warn"}
+PSA_LEVELS = {"privileged", "baseline", "restricted"}
+"""The Pod Security Admission modes and levels (k8s.io/pod-security-admission `api.Level`)."""
+
+
+def test_bottlerocket_node_classes_validate(plan_of: Callable[..., Plan]) -> None:
+    """The other NVIDIA image maps two volumes: its EC2NodeClasses still match the published CRD."""
+    from .conftest import need_reference, on_bottlerocket
+    from .crds import cel_results, crd_schema, schema_errors
+
+    ref = need_reference()
+    classes = [r for r in kube_objects(plan_of(on_bottlerocket("aws-karpenter"))) if r.inputs["kind"] == "EC2NodeClass"]
+    assert classes
+    for r in classes:
+        assert len(r.inputs["spec"]["blockDeviceMappings"]) == 2, r.urn
+        schema = crd_schema(ref, r.inputs["apiVersion"], r.inputs["kind"])
+        assert not schema_errors(r.inputs, schema), f"{r.urn}: {schema_errors(r.inputs, schema)}"
+        assert not cel_results(r.inputs, schema)[0], r.urn
 
 
 def test_validator_rejects_a_bad_object() -> None:

@@ -14,13 +14,10 @@ import ast
 import copy
 import importlib
 import importlib.metadata
-import shutil
-import subprocess
 import sys
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -199,14 +196,6 @@ def test_pack_metadata_and_pins() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     assert "pulumi-policy==1.21.0" in extras, "the tests run the pack's own pin"
     assert importlib.metadata.version("pulumi-policy") == "1.21.0"
-
-
-def test_pack_passes_ruff() -> None:
-    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
-    if ruff is None:
-        pytest.skip("ruff is not installed (pip install -e '.[test]')")
-    out = subprocess.run([ruff, "check", "policy"], cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
 
 
 # --- Every shipped stack passes, and every rule examined what it should ---------------------------

@@ -4,24 +4,19 @@ installs and imports cleanly outside the source tree."""
 from __future__ import annotations
 
 import ast
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from .conftest import ROOT
+from .engines import unavailable
 
 
 def tool(name: str) -> str:
     path = shutil.which(name, path=str(Path(sys.executable).parent))
     if path is None:
-        msg = f"{name} is not installed in this environment (pip install -e '.[test]')"
-        if os.environ.get("GPUPLANE_REQUIRE_ENGINES") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
+        unavailable(f"{name} is not installed in this environment (pip install -e '.[test]')")
     return path
 
 

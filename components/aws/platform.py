@@ -16,6 +16,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..catalog import NODE_IMAGES
+from ..catalog.platforms import Source
 from ..config.model import StackConfig
 from ..kube import custom_resource
 from ..monitoring.scrape import ScrapeTarget
@@ -35,12 +36,12 @@ AUTO_MODE_EXPIRY = "336h"
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
-    """The GPU exporter: the operator's dcgm-exporter, or on Auto Mode the standalone chart's."""
-    if cfg.platform == "eks-automode":
-        labels = dcgm.service_labels()
+    """The GPU exporter of the platform's metrics source (the matrix): the gpu-operator's dcgm-exporter,
+    or the standalone chart's in `monitoring.namespace` (Auto Mode)."""
+    if cfg.platform_spec.metrics is Source.DCGM_EXPORTER:
         return ScrapeTarget(
             namespace=cfg.monitoring.namespace,
-            service_labels=labels,
+            service_labels=dcgm.service_labels(),
             port_name=dcgm.METRICS_PORT_NAME,
             pod_labels=dcgm.pod_labels(),
         )

@@ -11,7 +11,7 @@ Sources (checked 2026-11; approximate, verify for your account before relying on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 AVAILABILITY_SOURCE = "GCP GPU regions and zones; AWS EC2 instance-type offerings (approximate, 2026-11)"
@@ -144,6 +144,5 @@ def aws_regions(family: str) -> tuple[str, ...]:
 
 def known_regions(cloud: str) -> frozenset[str]:
     """Regions the availability tables list for any GPU of `cloud`."""
-    if cloud == "gcp":
-        return frozenset(r for regions in GCP_ZONES.values() for r in regions)
-    return frozenset(r for regions in AWS_REGIONS.values() for r in regions)
+    tables: dict[str, Iterable[Iterable[str]]] = {"gcp": GCP_ZONES.values(), "aws": AWS_REGIONS.values()}
+    return frozenset(r for regions in tables[cloud] for r in regions)

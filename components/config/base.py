@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import typing
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo
 
@@ -18,6 +20,13 @@ class Model(BaseModel):
     """Unknown keys are errors; parsed config is immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+
+
+def models_in(tp: Any) -> list[type[BaseModel]]:
+    """The config models a field's annotation holds (`GpuPool` in `list[GpuPool]`, `X` in `X | None`)."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [tp]
+    return [m for arg in typing.get_args(tp) for m in models_in(arg)]
 
 
 def suggest(word: str, choices: Iterable[str]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import typing
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
@@ -13,7 +12,7 @@ import pulumi
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..catalog import PLATFORMS
-from .base import suggest
+from .base import models_in, suggest
 from .model import GpuPool, StackConfig
 
 NAMESPACE = "gpuplane"
@@ -60,13 +59,8 @@ def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
 
 
 def _inner_model(tp: Any) -> type[BaseModel] | None:
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return tp
-    for arg in typing.get_args(tp):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None
+    found = models_in(tp)
+    return found[0] if found else None
 
 
 def _reason(err: Mapping[str, Any]) -> str:
@@ -102,22 +96,17 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
         cfg = StackConfig.model_validate(dict(raw), context=context)
     except ValidationError as exc:
         problems = [(key_path(tuple(e["loc"])), _reason(e)) for e in exc.errors()]
-        # The checks that need a whole model (fleet layout, zones) still run, on the config without the
-        # keys already found bad, so one error names every bad key rather than the first half of them.
-        rest = _without(raw, [tuple(e["loc"]) for e in exc.errors()])
-        # ... unless a bad key is one the layout reads: its verdict on the rest would be a guess.
-        if not any(p.startswith(LAYOUT_INPUTS) for p, _ in problems) and rest is not None:
+        # The checks that need a whole model (fleet layout, zones) still run, without the bad sections,
+        # so one error names every bad key rather than the first half of them; unless a bad section is
+        # one the layout reads: its verdict on the rest would be a guess.
+        bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
+        if not bad & set(LAYOUT_INPUTS):
             try:
-                partial = StackConfig.model_validate(rest, context=context)
+                partial = StackConfig.model_validate({k: v for k, v in raw.items() if k not in bad}, context=context)
             except ValidationError:
                 partial = None
             if partial is not None:
-                named = [p for p, _ in problems]
-                problems += [
-                    (path, reason)
-                    for path, reason in _layout_problems(partial)
-                    if not any(path.startswith(n) or n.startswith(path) for n in named)
-                ]
+                problems += _layout_problems(partial)
         raise ConfigError(problems) from None
     problems = _layout_problems(cfg)
     if problems:
@@ -125,8 +114,8 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     return cfg
 
 
-LAYOUT_INPUTS = tuple(f"{NAMESPACE}:{k}" for k in ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet"))
-"""Keys the fleet and zone checks read."""
+LAYOUT_INPUTS = ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet")
+"""Sections the fleet and zone checks read."""
 
 
 _POOL_NAME: TypeAdapter[str] = TypeAdapter(Annotated[str, *GpuPool.model_fields["name"].metadata])
@@ -150,25 +139,6 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
 
     found = fleet_problems(cfg) if cfg.fleet is not None else zone_problems(cfg)
     return [(key_path(loc), reason) for loc, reason in found]
-
-
-def _without(raw: Mapping[str, Any], locs: list[tuple[int | str, ...]]) -> dict[str, Any] | None:
-    """A deep copy of `raw` without the keys at `locs`, or None when one is a list item (removing it
-    would renumber its siblings) or cannot be found."""
-    out: dict[str, Any] = json.loads(json.dumps(raw, default=str))
-    for loc in locs:
-        if not loc or isinstance(loc[-1], int):
-            return None
-        node: Any = out
-        for step in loc[:-1]:
-            try:
-                node = node[step]
-            except (KeyError, IndexError, TypeError):
-                return None
-        if not isinstance(node, dict):
-            return None
-        node.pop(loc[-1], None)
-    return out
 
 
 def decode_value(value: Any) -> Any:

@@ -29,6 +29,8 @@ def _cloud(info: ValidationInfo) -> str | None:
 
 
 CLOUD_NAMES = {"gcp": "GCP", "aws": "AWS"}
+KUBERNETES_SERVICES = {"gcp": ("a", "GKE"), "aws": ("an", "EKS")}
+"""Cloud -> (article, its Kubernetes service), for messages about the cloud's config section."""
 SYSTEM_MACHINES = {"gcp": "e2-standard-4", "aws": "m7i.large"}
 """Cloud -> default machine for the system (add-on) pool."""
 
@@ -324,11 +326,11 @@ class StackConfig(_Model):
         platform = context_value(info, "platform")
         if not isinstance(platform, Platform):
             return v
-        kind = {"gcp": "a GKE", "aws": "an EKS"}[str(info.field_name)]
+        article, kind = KUBERNETES_SERVICES[str(info.field_name)]
         if v is None and platform.cloud == info.field_name:
-            raise ValueError(f"required for {kind} platform")
+            raise ValueError(f"required for {article} {kind} platform")
         if v is not None and platform.cloud != info.field_name:
-            raise ValueError(f"applies to {kind.split()[1]} platforms only, not {platform.name}")
+            raise ValueError(f"applies to {kind} platforms only, not {platform.name}")
         return v
 
     @field_validator("gpuPools")

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import typing
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from .base import models_in
 from .model import StackConfig
-
-
-def _models(tp: Any) -> list[type[BaseModel]]:
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return [tp]
-    return [m for arg in typing.get_args(tp) for m in _models(arg)]
 
 
 def _type(tp: Any) -> str:
@@ -45,12 +39,12 @@ def reference() -> str:
             if field.default is not PydanticUndefined:
                 default = f"`{field.default!r}`"
             elif field.default_factory is not None:
-                default = "(see below)" if _models(field.annotation) else f"`{field.default_factory()!r}`"  # type: ignore[call-arg]
+                default = "(see below)" if models_in(field.annotation) else f"`{field.default_factory()!r}`"  # type: ignore[call-arg]
             else:
                 default = "required"
             doc = " ".join((field.description or "").split()).replace("|", "\\|")
             kind = _type(field.annotation).replace("|", "\\|")
             out.append(f"| `{name}` | `{kind}` | {default} | {doc} |")
-            for sub in _models(field.annotation):
+            for sub in models_in(field.annotation):
                 queue.append((f"{title.rstrip(':')}{':' if title.endswith(':') else '.'}{name}", sub))
     return "\n".join(out) + "\n"
