@@ -65,16 +65,27 @@ class PlannedResource:
     """Pulumi `retainOnDelete` as registered (deleting it from the stack leaves the cloud resource)."""
     transforms: tuple[Any, ...] = ()
     """Transforms registered with the resource (the engine runs them on a component's children)."""
+    ignore_changes: tuple[str, ...] = ()
+    """Input paths whose later changes the engine ignores (`ignore_changes`)."""
+    replace_on_changes: tuple[str, ...] = ()
+    """Input paths whose change makes the engine replace the resource (`replace_on_changes`)."""
+    delete_before_replace: bool = False
+    """Pulumi `deleteBeforeReplace` as registered."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "urn": self.urn,
             "type": self.type,
             "name": self.name,
             "parent": self.parent,
             "custom": self.custom,
             "inputs": self.inputs,
+            "dependsOn": sorted(set(self.dependencies)),
+            "provider": self.provider,
         }
+        if self.ignore_changes:
+            out["ignoreChanges"] = list(self.ignore_changes)
+        return out
 
 
 @dataclass
@@ -132,6 +143,9 @@ class RecordingMonitor(pm.MockMonitor):
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
                 transforms=tuple(pm._resolve_callbacks(request.transforms)),
+                ignore_changes=tuple(request.ignoreChanges),
+                replace_on_changes=tuple(request.replaceOnChanges),
+                delete_before_replace=bool(request.deleteBeforeReplace),
             )
         )
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
