@@ -16,14 +16,35 @@ def _plan(ref: str):  # type: ignore[no-untyped-def]
     return plan_stack(load(ref))
 
 
+def _deploy_check(ref: str, plan) -> list:  # type: ignore[no-untyped-def,type-arg]
+    from .config import parse_flat
+    from .plan import load
+    from .plan.deploy import check, stated_crds
+
+    return check(plan, stated_crds(parse_flat(load(ref).flat_config())))
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
+    from .plan.deploy import RULES
     from .plan.render import FORMATS
 
-    text = FORMATS[args.format](_plan(args.stack))
-    if args.output:
-        Path(args.output).write_text(text + "\n")
-    else:
-        print(text)
+    plan = _plan(args.stack)
+    violations = [] if args.no_check else _deploy_check(args.stack, plan)
+    if not args.check:
+        text = FORMATS[args.format](plan)
+        if args.output:
+            Path(args.output).write_text(text + "\n")
+        else:
+            print(text)
+    if violations:
+        print(f"deploy check: {len(violations)} problem(s) a real `pulumi up` would hit:", file=sys.stderr)
+        for v in violations:
+            print(str(v), file=sys.stderr)
+        return 1
+    if args.check:
+        print(f"deploy check passed for {len(plan.resources)} resources:")
+        for name, what in RULES.items():
+            print(f"  {name}: {what}")
     return 0
 
 
@@ -150,6 +171,9 @@ def parser() -> argparse.ArgumentParser:
     pl.add_argument("stack", help="stack name in stacks/ or path to a Pulumi.<stack>.yaml")
     pl.add_argument("--format", choices=["tree", "json", "dot", "mermaid"], default="tree")
     pl.add_argument("--output", "-o", help="write to this file instead of stdout")
+    chk = pl.add_mutually_exclusive_group()
+    chk.add_argument("--check", action="store_true", help="only run the deploy simulator (exit 1 on a problem)")
+    chk.add_argument("--no-check", action="store_true", help="skip the deploy simulator (it runs by default)")
     pl.set_defaults(func=cmd_plan)
     sc = sub.add_parser("scrape-config", help="print the stack's Prometheus `gpu-metrics` scrape job")
     sc.add_argument("stack")

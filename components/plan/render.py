@@ -53,7 +53,8 @@ def to_tree(plan: Plan) -> str:
 
 
 def to_json(plan: Plan) -> str:
-    """The JSON contract: {project, stack, resources: [{urn, type, name, parent, custom, inputs}], outputs}."""
+    """The JSON contract: {project, stack, resources: [{urn, type, name, parent, custom, inputs, dependsOn,
+    provider}], outputs}."""
     return json.dumps(plan.to_json(), indent=2, sort_keys=False)
 
 
@@ -61,8 +62,22 @@ def _dot_id(urn: str) -> str:
     return json.dumps(urn)
 
 
+def dependency_edges(plan: Plan) -> list[tuple[str, PlannedResource]]:
+    """(dependency URN, resource) for each registered dependency and provider, in plan order: what the
+    engine creates first. Drawn dashed, beside the solid parent -> child edges."""
+    from .deploy.graph import provider_urn
+
+    known = {r.urn for r in plan.resources}
+    edges = []
+    for r in plan.resources:
+        deps = set(r.dependencies) | ({provider_urn(r.provider)} if r.provider else set())
+        edges += [(d, r) for d in sorted(d for d in deps if d in known and d != r.parent)]
+    return edges
+
+
 def to_dot(plan: Plan) -> str:
-    """A Graphviz digraph: one node per resource (components as boxes), parent -> child edges."""
+    """A Graphviz digraph: one node per resource (components as boxes), parent -> child edges (solid) and
+    dependency edges (dashed: the dependency is created first)."""
     out = ["digraph plan {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
     for r in plan.resources:
         shape = "ellipse" if r.custom else "box"
@@ -71,12 +86,15 @@ def to_dot(plan: Plan) -> str:
     for r in plan.resources:
         if r.parent:
             out.append(f"  {_dot_id(r.parent)} -> {_dot_id(r.urn)};")
+    for dep, r in dependency_edges(plan):
+        out.append(f'  {_dot_id(dep)} -> {_dot_id(r.urn)} [style=dashed, color="#888888"];')
     out.append("}")
     return "\n".join(out)
 
 
 def to_mermaid(plan: Plan) -> str:
-    """A Mermaid flowchart (GitHub renders it): components as rounded boxes, parent -> child edges."""
+    """A Mermaid flowchart (GitHub renders it): components as rounded boxes, parent -> child edges, and
+    dotted dependency edges."""
     ids = {r.urn: f"r{i}" for i, r in enumerate(plan.resources)}
     out = ["flowchart LR"]
     for r in plan.resources:
@@ -85,6 +103,9 @@ def to_mermaid(plan: Plan) -> str:
     for r in plan.resources:
         if r.parent in ids:
             out.append(f"  {ids[r.parent]} --> {ids[r.urn]}")
+    for dep, r in dependency_edges(plan):
+        if dep in ids:
+            out.append(f"  {ids[dep]} -.-> {ids[r.urn]}")
     return "\n".join(out)
 
 

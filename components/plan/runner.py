@@ -71,6 +71,8 @@ class PlannedResource:
     """Input paths whose change makes the engine replace the resource (`replace_on_changes`)."""
     delete_before_replace: bool = False
     """Pulumi `deleteBeforeReplace` as registered."""
+    providers: tuple[tuple[str, str], ...] = ()
+    """Package -> provider reference, as given to a (remote) component."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -146,6 +148,7 @@ class RecordingMonitor(pm.MockMonitor):
                 ignore_changes=tuple(request.ignoreChanges),
                 replace_on_changes=tuple(request.replaceOnChanges),
                 delete_before_replace=bool(request.deleteBeforeReplace),
+                providers=tuple(sorted(dict(request.providers).items())),
             )
         )
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]

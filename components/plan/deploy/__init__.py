@@ -1,0 +1,280 @@
+"""The deploy simulator: walk an offline plan in dependency order, as `pulumi up` would, and report
+what would fail on a real first deploy. The rules are tables in `rules` and `scheduling`, each with
+its upstream source; this module only applies them.
+
+What it cannot know: cloud quotas and capacity (a GPU type sold out in a zone), IAM propagation
+delays, and anything a chart's templates do that `scheduling.CHART_PODS` does not describe.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+
+from ..runner import Plan, PlannedResource
+from . import rules, scheduling
+from .graph import DeployGraph, at_path, provider_urn
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One thing a real `pulumi up` would trip over."""
+
+    rule: str
+    urn: str
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.urn}\n    {self.message}\n    fix: {self.fix}"
+
+
+class DeployCheckError(Exception):
+    """The plan would not deploy; `violations` says why."""
+
+    def __init__(self, violations: list[Violation]) -> None:
+        self.violations = violations
+        super().__init__(f"{len(violations)} deploy check(s) failed:\n" + "\n".join(str(v) for v in violations))
+
+
+def _cluster_refs(r: PlannedResource) -> set[str]:
+    ct = rules.CLUSTERS[r.type]
+    name = str(r.inputs.get(ct.name_input, r.name))
+    fields = {"name": name, "project": r.inputs.get("project", ""), "location": r.inputs.get("location", "")}
+    return {r.urn, name, ct.id_format.format(**fields)}
+
+
+def clusters(plan: Plan) -> list[PlannedResource]:
+    return [r for r in plan.resources if r.type in rules.CLUSTERS]
+
+
+def cluster_of(plan: Plan, r: PlannedResource) -> PlannedResource | None:
+    """The cluster in this plan that a cluster-scoped resource names (by URN, name or ID), if any."""
+    spec = rules.CLUSTER_SCOPED.get(r.type)
+    if spec is None:
+        return None
+    ref = str(r.inputs.get(spec.cluster_input, ""))
+    for c in clusters(plan):
+        if ref in _cluster_refs(c):
+            return c
+    return None
+
+
+def check_cluster_scoped(g: DeployGraph) -> Iterator[Violation]:
+    for r in g.plan.resources:
+        spec = rules.CLUSTER_SCOPED.get(r.type)
+        c = cluster_of(g.plan, r)
+        if spec is None or c is None or g.waits_for(r.urn, c.urn):
+            continue
+        yield Violation(
+            "cluster-scoped-waits-for-cluster",
+            r.urn,
+            f"{r.type} names cluster {r.inputs.get(spec.cluster_input)!r} but does not depend on {c.urn}: the engine "
+            f"may create it first ({spec.source})",
+            "pass the cluster resource's output (e.g. its name or ID Output), not a config string",
+        )
+
+
+def _group(type_: str) -> str:
+    """`kubernetes:monitoring.coreos.com/v1:ServiceMonitor` -> `monitoring.coreos.com`."""
+    return type_.split(":", 2)[1].rsplit("/", 1)[0]
+
+
+def crd_installers(g: DeployGraph) -> dict[str, list[str]]:
+    """API group -> URNs of what installs its CRDs in this plan (charts, CRD objects, the platform)."""
+    out: dict[str, list[str]] = {}
+    for r in g.plan.resources:
+        groups: tuple[str, ...] = ()
+        if r.type == "kubernetes:helm.sh/v3:Release":
+            spec = rules.CHART_CRDS.get(scheduling.chart_key(str(r.inputs.get("chart", ""))))
+            if spec is not None:
+                on = True if spec.enabled is None else at_path(r.inputs.get("values") or {}, spec.enabled[0])
+                on = spec.enabled[1] if on is None and spec.enabled is not None else on
+                skipped = spec.unless_skip_crds and bool(r.inputs.get("skipCrds"))
+                groups = spec.groups if on and not skipped else ()
+        elif r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition":
+            groups = (str(at_path(r.inputs, "spec.group")),)
+        for p in rules.PLATFORM_CRDS.get(r.type, ()):
+            if at_path(r.inputs, p.when[0]) == p.when[1]:
+                groups += p.groups
+        for grp in groups:
+            out.setdefault(grp, []).append(r.urn)
+    return out
+
+
+def _needs(g: DeployGraph) -> Iterator[tuple[PlannedResource, str, str]]:
+    """(resource, API group, why) for every custom resource and every chart value that needs a CRD."""
+    for r in g.plan.resources:
+        if r.type == "kubernetes:helm.sh/v3:Release":
+            values = r.inputs.get("values") or {}
+            for need in rules.CHART_NEEDS.get(scheduling.chart_key(str(r.inputs.get("chart", ""))), ()):
+                v = at_path(values, need.path)
+                if (need.default if v is None else v) is True:
+                    yield r, need.group, f"values `{need.path}` is on ({need.source})"
+        elif r.custom and r.type.startswith("kubernetes:") and _group(r.type) not in rules.BUILTIN_GROUPS:
+            yield r, _group(r.type), f"{r.type.rsplit(':', 1)[-1]} is a custom resource"
+
+
+def check_crds(g: DeployGraph, existing: Collection[str] = ()) -> Iterator[Violation]:
+    installers = crd_installers(g)
+    for r, group, why in _needs(g):
+        if group in existing:
+            continue
+        mine = [u for u in installers.get(group, []) if u != r.urn]
+        if any(g.waits_for(r.urn, u) for u in mine):
+            continue
+        if mine:
+            msg = f"{why}; its CRD ({group}) comes from {', '.join(mine)}, which it does not wait for"
+            fix = "add the CRD installer to depends_on"
+        else:
+            msg = f"{why}; nothing in this stack installs the {group} CRDs, so the API server rejects it"
+            fix = f"install the {group} CRDs in the stack, or state that the cluster already has them"
+        yield Violation("custom-resource-waits-for-crd", r.urn, msg, fix)
+
+
+def _cluster_for_provider(g: DeployGraph, provider: str) -> PlannedResource | None:
+    for u in g.ancestors(provider) | {provider}:
+        r = g.by_urn.get(u)
+        if r is not None and r.type in rules.CLUSTERS:
+            return r
+    return None
+
+
+def nodes_for(g: DeployGraph, provider: str) -> list[scheduling.NodeShape] | None:
+    """Node shapes of the cluster behind a Kubernetes provider; None when the cluster is not in the plan."""
+    cluster = _cluster_for_provider(g, provider)
+    if cluster is None:
+        return None
+    mine = [cluster]
+    for r in g.plan.resources:
+        if r.type in rules.CLUSTER_SCOPED and cluster_of(g.plan, r) is cluster:
+            mine.append(r)
+        elif r.type.startswith("kubernetes:") and provider_urn(r.provider) == provider:
+            mine.append(r)
+    return scheduling.node_shapes(g.plan, mine)
+
+
+def check_scheduling(g: DeployGraph) -> Iterator[Violation]:
+    cache: dict[str, list[scheduling.NodeShape] | None] = {}
+    for pod in scheduling.pod_templates(g.plan):
+        provider = provider_urn(g.by_urn[pod.urn].provider)
+        if provider is None:
+            continue
+        if provider not in cache:
+            cache[provider] = nodes_for(g, provider)
+        shapes = cache[provider]
+        if shapes is None or any(scheduling.fits(pod.spec, s) for s in shapes):
+            continue
+        sel = {k: pod.spec.get(k) for k in ("nodeSelector", "tolerations", "affinity") if pod.spec.get(k)}
+        yield Violation(
+            "workload-schedulable",
+            pod.urn,
+            f"{pod.name} would stay Pending: no node of the cluster matches {sel} "
+            f"(nodes: {', '.join(s.source.rsplit('::', 1)[-1] for s in shapes) or 'none'})",
+            "select labels and tolerate taints that a node pool, node group or NodePool of the stack has",
+        )
+
+
+def _scope(g: DeployGraph, r: PlannedResource, keys: tuple[str, ...]) -> tuple[str, ...]:
+    out = []
+    for k in keys:
+        if k == "region":
+            refs = [r.provider, *(p for _, p in r.providers)]
+            prov = next((g.by_urn.get(provider_urn(p) or "") for p in refs if p), None)
+            out.append(str((prov.inputs if prov else {}).get("region", "")))
+        elif k == "cluster":
+            c = cluster_of(g.plan, r)
+            out.append(c.urn if c else str(r.inputs.get("cluster", r.inputs.get("clusterName", ""))))
+        else:
+            out.append(str(r.inputs.get(k, "")))
+    return tuple(out)
+
+
+def check_names(g: DeployGraph) -> Iterator[Violation]:
+    seen: dict[tuple[str, tuple[str, ...], str], str] = {}
+    for r in g.plan.resources:
+        spec = rules.GLOBAL_NAMES.get(r.type)
+        if spec is None:
+            continue
+        given = r.inputs.get(spec.input)
+        if given is None and not spec.autoname:
+            continue
+        name = str(given) if given is not None else r.name + "-" + "0" * (rules.AUTONAME_SUFFIX - 1)
+        what = f"{spec.input} {name!r}" if given is not None else f"autoname {r.name!r}-<7 hex>"
+        if not (spec.min_len <= len(name) <= spec.max_len) or not re.match(spec.pattern, name):
+            yield Violation(
+                "global-name-valid",
+                r.urn,
+                f"{what} is not a valid name: {spec.min_len}-{spec.max_len} characters matching {spec.pattern} "
+                f"({spec.source})",
+                "shorten the cluster or pool name, or derive this name with a hash suffix",
+            )
+        if given is None:
+            continue
+        key = (r.type, _scope(g, r, spec.scope), name)
+        if key in seen:
+            yield Violation(
+                "global-name-unique",
+                r.urn,
+                f"{what} is also used by {seen[key]} in the same scope {dict(zip(spec.scope, key[1], strict=True))} "
+                f"({spec.source})",
+                "make the name unique (include the region or a hash of the full cluster name)",
+            )
+        else:
+            seen[key] = r.urn
+
+
+def check_kubernetes_names(g: DeployGraph) -> Iterator[Violation]:
+    """Two objects of one kind with one name and namespace in one cluster are one object: the second
+    create fails with AlreadyExists (Helm: `cannot re-use a name that is still in use`)."""
+    seen: dict[tuple[str, ...], str] = {}
+    for r in g.plan.resources:
+        if not (r.custom and r.type.startswith("kubernetes:")):
+            continue
+        if r.type == "kubernetes:helm.sh/v3:Release":
+            ns, name = str(r.inputs.get("namespace", "default")), str(r.inputs.get("name", r.name))
+        else:
+            meta = r.inputs.get("metadata") or {}
+            ns, name = str(meta.get("namespace", "")), str(meta.get("name", r.name))
+        key = (provider_urn(r.provider) or "", r.type, ns, name)
+        if key in seen:
+            yield Violation(
+                "kubernetes-name-unique",
+                r.urn,
+                f"{r.type} {ns + '/' if ns else ''}{name} is also created by {seen[key]} on the same cluster",
+                "give one of them another name",
+            )
+        else:
+            seen[key] = r.urn
+
+
+def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
+    """Every rule over the plan; `existing_crds` lists API groups the user states the cluster already has."""
+    g = DeployGraph(plan)
+    return [
+        *check_cluster_scoped(g),
+        *check_crds(g, existing_crds),
+        *check_scheduling(g),
+        *check_names(g),
+        *check_kubernetes_names(g),
+    ]
+
+
+def stated_crds(cfg: object) -> frozenset[str]:
+    """API groups the stack's config states the cluster already has (so nothing installs them)."""
+    monitoring = getattr(cfg, "monitoring", None)
+    if getattr(monitoring, "prometheusOperatorCrds", "install") == "existing":
+        return frozenset({"monitoring.coreos.com"})
+    return frozenset()
+
+
+RULES = {
+    "cluster-scoped-waits-for-cluster": "cloud resources inside a cluster depend on the cluster resource",
+    "custom-resource-waits-for-crd": "custom resources (and charts that create them) wait for their CRD",
+    "workload-schedulable": "every pod template gpuplane configures fits a node the cluster will have",
+    "global-name-valid": "account/project-wide names are valid, autonames included",
+    "global-name-unique": "account/project-wide names are unique in their scope",
+    "kubernetes-name-unique": "no two Kubernetes objects or releases share kind, namespace and name",
+}
+"""Rule name -> what it checks (README and `gpuplane plan --check` list them)."""

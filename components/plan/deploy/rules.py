@@ -1,0 +1,312 @@
+"""Readiness rules of a real `pulumi up`, as data: each table row says what a resource type needs to
+exist before it is created, or what must hold of its name, with the upstream source of the claim.
+
+The simulator (`components.plan.deploy.check`) walks a plan against these tables; nothing here is
+per-stack logic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+# --- Clusters, and what must wait for one ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterType:
+    """A resource type that is a Kubernetes cluster, and the input that holds its name."""
+
+    name_input: str
+    id_format: str
+    """How other resources may refer to it by ID (`{name}`, `{project}`, `{location}` from its inputs)."""
+
+
+CLUSTERS: Mapping[str, ClusterType] = MappingProxyType(
+    {
+        "eks:index:Cluster": ClusterType("name", "{name}"),
+        "aws:eks/cluster:Cluster": ClusterType("name", "{name}"),
+        "gcp:container/cluster:Cluster": ClusterType("name", "projects/{project}/locations/{location}/clusters/{name}"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class ClusterScoped:
+    """A cloud resource created inside a cluster: its API call fails until the cluster is ACTIVE, so the
+    cluster resource must be among its transitive dependencies (a config string naming it is not)."""
+
+    cluster_input: str
+    source: str
+
+
+_EKS_API = "the EKS API rejects it until the cluster exists (ResourceNotFoundException)"
+CLUSTER_SCOPED: Mapping[str, ClusterScoped] = MappingProxyType(
+    {
+        "aws:eks/addon:Addon": ClusterScoped(
+            "clusterName", f"terraform-provider-aws internal/service/eks/addon.go (CreateAddon): {_EKS_API}"
+        ),
+        "aws:eks/accessEntry:AccessEntry": ClusterScoped(
+            "clusterName",
+            f"terraform-provider-aws internal/service/eks/access_entry.go (CreateAccessEntry): {_EKS_API}",
+        ),
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation": ClusterScoped(
+            "clusterName",
+            "terraform-provider-aws internal/service/eks/pod_identity_association.go (CreatePodIdentityAssociation): "
+            + _EKS_API,
+        ),
+        "aws:eks/nodeGroup:NodeGroup": ClusterScoped(
+            "clusterName", f"terraform-provider-aws internal/service/eks/node_group.go (CreateNodegroup): {_EKS_API}"
+        ),
+        "eks:index:ManagedNodeGroup": ClusterScoped(
+            "cluster", "pulumi-eks nodejs/eks/nodes/nodegroup.ts (createManagedNodeGroup reads the cluster's outputs)"
+        ),
+        "gcp:container/nodePool:NodePool": ClusterScoped(
+            "cluster",
+            "terraform-provider-google services/container/resource_container_node_pool.go "
+            "(nodePools.create on projects/*/locations/*/clusters/*: 404 until the cluster exists)",
+        ),
+    }
+)
+
+# --- Custom resources and their CRDs -------------------------------------------------------------------
+
+BUILTIN_GROUPS = frozenset(
+    {
+        "core",
+        "apps",
+        "batch",
+        "policy",
+        "autoscaling",
+        "rbac.authorization.k8s.io",
+        "networking.k8s.io",
+        "storage.k8s.io",
+        "scheduling.k8s.io",
+        "node.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "certificates.k8s.io",
+        "helm.sh",
+    }
+)
+"""API groups the API server serves without a CRD (kubernetes/kubernetes pkg/controlplane); `helm.sh`
+is pulumi-kubernetes' Helm Release, not a Kubernetes object."""
+
+
+@dataclass(frozen=True)
+class ChartCrds:
+    """API groups a chart installs CRDs for; `unless_skip_crds` when they live in its `crds/` folder
+    (which Helm skips with `--skip-crds`), `enabled` a values switch (path, default)."""
+
+    groups: tuple[str, ...]
+    source: str
+    unless_skip_crds: bool = False
+    enabled: tuple[str, bool] | None = None
+
+
+CHART_CRDS: Mapping[str, ChartCrds] = MappingProxyType(
+    {
+        "karpenter-crd": ChartCrds(
+            ("karpenter.sh", "karpenter.k8s.aws"), "aws/karpenter-provider-aws charts/karpenter-crd/templates (v1.14.1)"
+        ),
+        "karpenter": ChartCrds(
+            ("karpenter.sh", "karpenter.k8s.aws"),
+            "aws/karpenter-provider-aws charts/karpenter/crds (v1.14.1)",
+            unless_skip_crds=True,
+        ),
+        "kube-prometheus-stack": ChartCrds(
+            ("monitoring.coreos.com",),
+            "prometheus-community/helm-charts kube-prometheus-stack 88.5.3 charts/crds, values `crds.enabled`",
+            enabled=("crds.enabled", True),
+        ),
+        "prometheus-operator-crds": ChartCrds(
+            ("monitoring.coreos.com",), "prometheus-community/helm-charts prometheus-operator-crds templates"
+        ),
+        "gpu-operator": ChartCrds(
+            ("nvidia.com", "nfd.k8s-sigs.io"),
+            "NVIDIA/gpu-operator deployments/gpu-operator/crds and the node-feature-discovery subchart (v26.7.0)",
+            unless_skip_crds=True,
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class PlatformCrds:
+    """CRDs a cluster resource brings when an input has a value (the platform installs them)."""
+
+    when: tuple[str, object]
+    groups: tuple[str, ...]
+    source: str
+
+
+PLATFORM_CRDS: Mapping[str, tuple[PlatformCrds, ...]] = MappingProxyType(
+    {
+        "gcp:container/cluster:Cluster": (
+            PlatformCrds(
+                ("monitoringConfig.managedPrometheus.enabled", True),
+                ("monitoring.googleapis.com",),
+                "GKE docs, Managed Service for Prometheus: managed collection installs the PodMonitoring CRDs",
+            ),
+            PlatformCrds(
+                ("enableAutopilot", True),
+                ("monitoring.googleapis.com",),
+                "GKE docs: managed collection is on by default in Autopilot clusters (1.25+)",
+            ),
+        ),
+        "eks:index:Cluster": (
+            PlatformCrds(
+                ("autoMode.enabled", True),
+                ("karpenter.sh", "eks.amazonaws.com"),
+                "EKS docs, Auto Mode: AWS runs Karpenter; NodePool (karpenter.sh/v1) and NodeClass "
+                "(eks.amazonaws.com/v1) CRDs are part of the cluster",
+            ),
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class ChartNeeds:
+    """A chart value that makes the release create objects of a CRD it does not install."""
+
+    path: str
+    default: object
+    group: str
+    source: str
+
+
+CHART_NEEDS: Mapping[str, tuple[ChartNeeds, ...]] = MappingProxyType(
+    {
+        "gpu-operator": (
+            ChartNeeds(
+                "dcgmExporter.serviceMonitor.enabled",
+                True,
+                "monitoring.coreos.com",
+                "gpu-operator v26.7.0 values.yaml: dcgmExporter.serviceMonitor.enabled defaults to true",
+            ),
+        ),
+        "dcgm-exporter": (
+            ChartNeeds(
+                "serviceMonitor.enabled",
+                True,
+                "monitoring.coreos.com",
+                "dcgm-exporter 4.8.2 values.yaml: serviceMonitor.enabled defaults to true",
+            ),
+        ),
+    }
+)
+
+# --- Names that are global in an account, project or region ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class GlobalName:
+    """A resource name that must be unique within `scope` and match `pattern` (length `min_len`..`max_len`).
+
+    When `input` is absent from the inputs and `autoname` is set, Pulumi names the resource
+    `<logical name>-<7 hex>`, which must still fit `max_len` (the bridge fails otherwise)."""
+
+    input: str
+    scope: tuple[str, ...]
+    pattern: str
+    max_len: int
+    source: str
+    min_len: int = 1
+    autoname: bool = False
+
+
+AUTONAME_SUFFIX = 8
+"""`-` and 7 random hex characters (pulumi/pulumi-terraform-bridge pkg/tfbridge/names.go, AutoName)."""
+
+GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
+    {
+        "gcp:serviceaccount/account:Account": GlobalName(
+            "accountId",
+            ("project",),
+            r"^[a-z](?:[-a-z0-9]*[a-z0-9])$",
+            30,
+            "terraform-provider-google services/resourcemanager/resource_google_service_account.go "
+            "(validateRFC1035Name(6, 30))",
+            min_len=6,
+        ),
+        "gcp:container/cluster:Cluster": GlobalName(
+            "name",
+            ("project", "location"),
+            r"^[a-z](?:[-a-z0-9]*[a-z0-9])?$",
+            40,
+            "GKE API clusters.create: name starts with a letter, lowercase letters, digits and '-', at most 40",
+        ),
+        "gcp:container/nodePool:NodePool": GlobalName(
+            "name",
+            ("cluster",),
+            r"^[a-z](?:[-a-z0-9]*[a-z0-9])?$",
+            40,
+            "GKE API nodePools.create: same rule as cluster names, unique per cluster",
+        ),
+        "gcp:compute/router:Router": GlobalName(
+            "name",
+            ("project", "region"),
+            r"^[a-z](?:[-a-z0-9]*[a-z0-9])?$",
+            63,
+            "terraform-provider-google compute router: RFC1035 name, unique per project and region",
+        ),
+        "eks:index:Cluster": GlobalName(
+            "name",
+            ("region",),
+            r"^[0-9A-Za-z][A-Za-z0-9\-_]*$",
+            100,
+            "botocore EKS service-2 CreateCluster.name (pattern, max 100), unique per account and region",
+        ),
+        "eks:index:ManagedNodeGroup": GlobalName(
+            "nodeGroupName",
+            ("cluster",),
+            r"^[0-9A-Za-z][A-Za-z0-9\-_]*$",
+            63,
+            "EKS CreateNodegroup: nodegroupName up to 63 characters, unique per cluster",
+        ),
+        "aws:iam/role:Role": GlobalName(
+            "name",
+            (),
+            r"^[\w+=,.@-]+$",
+            64,
+            "IAM CreateRole RoleName (max 64, unique per account); pulumi-aws provider/resources.go "
+            "autonames it within 64",
+            autoname=True,
+        ),
+        "aws:iam/policy:Policy": GlobalName(
+            "name",
+            (),
+            r"^[\w+=,.@-]+$",
+            128,
+            "IAM CreatePolicy PolicyName (max 128, unique per account)",
+            autoname=True,
+        ),
+        "aws:sqs/queue:Queue": GlobalName(
+            "name",
+            ("region",),
+            r"^[A-Za-z0-9_-]+$",
+            80,
+            "SQS CreateQueue QueueName (max 80, alphanumerics, '-' and '_', unique per account and region)",
+            autoname=True,
+        ),
+        "aws:cloudwatch/eventRule:EventRule": GlobalName(
+            "name",
+            ("region",),
+            r"^[.\-_A-Za-z0-9]+$",
+            64,
+            "EventBridge PutRule Name (max 64, unique per event bus, account and region)",
+            autoname=True,
+        ),
+        "aws:kms/alias:Alias": GlobalName(
+            "name",
+            ("region",),
+            r"^alias/(?!aws/)[a-zA-Z0-9/_-]+$",
+            256,
+            "KMS CreateAlias AliasName (alias/..., not alias/aws/, unique per account and region)",
+        ),
+    }
+)

@@ -1,0 +1,378 @@
+"""Can every pod gpuplane configures land on a node the stack has? Nodes and pod templates as data.
+
+A node *shape* is what a node of a pool, node group or NodePool will carry: labels (each a set of
+possible values, or any value) and taints. Pod templates come from the Kubernetes workloads gpuplane
+emits and from the Helm releases' values, merged over the chart defaults that decide scheduling
+(`CHART_PODS`, read from the pinned charts' values.yaml).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..runner import Plan, PlannedResource
+from .graph import at_path
+
+ANY: frozenset[str] = frozenset({"*"})
+"""Any value of a label (a Karpenter `Exists` requirement, a node name, a zone)."""
+
+Taint = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """What every node of one pool/group/NodePool carries."""
+
+    source: str
+    labels: Mapping[str, frozenset[str]]
+    taints: tuple[Taint, ...] = ()
+    wildcard: bool = False
+    """Autopilot: the platform makes a node for whatever a pod asks (within its rules)."""
+
+
+COMMON_LABELS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "kubernetes.io/os": frozenset({"linux"}),
+        "kubernetes.io/hostname": ANY,
+        "topology.kubernetes.io/zone": ANY,
+        "topology.kubernetes.io/region": ANY,
+    }
+)
+"""Labels the kubelet and cloud controller set on every node (kubernetes.io well-known labels)."""
+
+EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+
+AUTO_MODE_BUILTIN: tuple[NodeShape, ...] = (
+    NodeShape(
+        "EKS Auto Mode built-in NodePool general-purpose",
+        {
+            "karpenter.sh/nodepool": frozenset({"general-purpose"}),
+            "karpenter.sh/capacity-type": frozenset({"on-demand"}),
+            "eks.amazonaws.com/compute-type": frozenset({"auto"}),
+            "kubernetes.io/arch": frozenset({"amd64"}),
+        },
+    ),
+    NodeShape(
+        "EKS Auto Mode built-in NodePool system",
+        {
+            "karpenter.sh/nodepool": frozenset({"system"}),
+            "karpenter.sh/capacity-type": frozenset({"on-demand"}),
+            "eks.amazonaws.com/compute-type": frozenset({"auto"}),
+            "kubernetes.io/arch": frozenset({"amd64", "arm64"}),
+        },
+        (("CriticalAddonsOnly", "", "NoSchedule"),),
+    ),
+)
+"""EKS user guide, "Built-in NodePools" (create-node-pool / set-builtin-node-pools): `general-purpose`
+(on-demand, amd64, no taints) and `system` (amd64 and arm64, tainted `CriticalAddonsOnly:NoSchedule`)."""
+
+AUTOPILOT = NodeShape("GKE Autopilot (nodes provisioned per pod)", {}, wildcard=True)
+
+
+def _requirements(reqs: list[dict[str, Any]]) -> dict[str, frozenset[str]]:
+    out: dict[str, frozenset[str]] = {}
+    for r in reqs or []:
+        if r.get("operator") == "In":
+            out[r["key"]] = frozenset(str(v) for v in r.get("values", []))
+        elif r.get("operator") in ("Exists", "NotIn", "Gt", "Lt"):
+            out[r["key"]] = ANY
+    return out
+
+
+def _karpenter_pool(r: PlannedResource) -> list[NodeShape]:
+    spec = r.inputs.get("spec", {}).get("template", {})
+    labels = {
+        **_requirements(spec.get("spec", {}).get("requirements", [])),
+        **{k: frozenset({str(v)}) for k, v in (spec.get("metadata", {}).get("labels") or {}).items()},
+        "karpenter.sh/nodepool": frozenset({str(r.inputs.get("metadata", {}).get("name", r.name))}),
+    }
+    if spec.get("spec", {}).get("nodeClassRef", {}).get("group") == "eks.amazonaws.com":
+        labels["eks.amazonaws.com/compute-type"] = frozenset({"auto"})
+    taints = tuple((t["key"], str(t.get("value", "")), t["effect"]) for t in spec.get("spec", {}).get("taints") or [])
+    return [NodeShape(r.urn, labels, taints)]
+
+
+def _managed_node_group(r: PlannedResource) -> list[NodeShape]:
+    i = r.inputs
+    labels = {
+        **{k: frozenset({str(v)}) for k, v in (i.get("labels") or {}).items()},
+        "eks.amazonaws.com/nodegroup": frozenset({str(i.get("nodeGroupName", r.name))}),
+        "eks.amazonaws.com/capacityType": frozenset({str(i.get("capacityType", "ON_DEMAND"))}),
+        "node.kubernetes.io/instance-type": frozenset(i.get("instanceTypes") or []) or ANY,
+        "kubernetes.io/arch": ANY,
+    }
+    taints = tuple((t["key"], str(t.get("value", "")), EFFECTS[t["effect"]]) for t in i.get("taints") or [])
+    return [NodeShape(r.urn, labels, taints)]
+
+
+def _gke_node_pool(r: PlannedResource) -> list[NodeShape]:
+    nc = r.inputs.get("nodeConfig", {})
+    labels = {
+        **{k: frozenset({str(v)}) for k, v in (nc.get("labels") or {}).items()},
+        "cloud.google.com/gke-nodepool": frozenset({str(r.inputs.get("name", r.name))}),
+        "node.kubernetes.io/instance-type": frozenset({str(nc.get("machineType", "*"))}),
+        "kubernetes.io/arch": frozenset({"amd64"}),
+    }
+    accel = nc.get("guestAccelerators") or []
+    if accel:
+        labels["cloud.google.com/gke-accelerator"] = frozenset({str(accel[0].get("type"))})
+    if nc.get("spot"):
+        labels["cloud.google.com/gke-spot"] = frozenset({"true"})
+    taints = tuple((t["key"], str(t.get("value", "")), EFFECTS[t["effect"]]) for t in nc.get("taints") or [])
+    return [NodeShape(r.urn, labels, taints)]
+
+
+def _gke_cluster(r: PlannedResource) -> list[NodeShape]:
+    """Autopilot makes nodes per pod; node auto-provisioning makes GPU pools per accelerator in its
+    resource limits, tainted `nvidia.com/gpu=present:NoSchedule` (and the spot taint for spot pods),
+    and general-purpose pools for the rest (GKE docs, node auto-provisioning: GPU and Spot VMs)."""
+    i = r.inputs
+    if i.get("enableAutopilot"):
+        return [AUTOPILOT]
+    ca = i.get("clusterAutoscaling") or {}
+    if not ca.get("enabled"):
+        return []
+    gpus = [x["resourceType"] for x in ca.get("resourceLimits", []) if str(x["resourceType"]).startswith("nvidia-")]
+    shapes = [NodeShape(f"{r.urn} (NAP general-purpose)", {"kubernetes.io/arch": frozenset({"amd64"})})]
+    for g in gpus:
+        labels = {"cloud.google.com/gke-accelerator": frozenset({g}), "cloud.google.com/gke-nodepool": ANY}
+        shapes.append(NodeShape(f"{r.urn} (NAP {g})", labels, (("nvidia.com/gpu", "present", "NoSchedule"),)))
+        spot = {**labels, "cloud.google.com/gke-spot": frozenset({"true"})}
+        taints = (("nvidia.com/gpu", "present", "NoSchedule"), ("cloud.google.com/gke-spot", "true", "NoSchedule"))
+        shapes.append(NodeShape(f"{r.urn} (NAP {g}, spot)", spot, taints))
+    return shapes
+
+
+def _eks_cluster(r: PlannedResource) -> list[NodeShape]:
+    return list(AUTO_MODE_BUILTIN) if (r.inputs.get("autoMode") or {}).get("enabled") else []
+
+
+NODE_SOURCES: Mapping[str, Callable[[PlannedResource], list[NodeShape]]] = MappingProxyType(
+    {
+        "kubernetes:karpenter.sh/v1:NodePool": _karpenter_pool,
+        "eks:index:ManagedNodeGroup": _managed_node_group,
+        "gcp:container/nodePool:NodePool": _gke_node_pool,
+        "gcp:container/cluster:Cluster": _gke_cluster,
+        "eks:index:Cluster": _eks_cluster,
+    }
+)
+"""Resource type -> the node shapes it brings (platform-provided ones included)."""
+
+
+def node_shapes(plan: Plan, resources: list[PlannedResource] | None = None) -> list[NodeShape]:
+    out: list[NodeShape] = []
+    for r in resources if resources is not None else plan.resources:
+        source = NODE_SOURCES.get(r.type)
+        for shape in source(r) if source is not None else []:
+            out.append(NodeShape(shape.source, {**COMMON_LABELS, **shape.labels}, shape.taints, shape.wildcard))
+    return out
+
+
+# --- Pod templates ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChartPod:
+    """One pod template of a chart: where its scheduling values live and the chart's defaults there."""
+
+    name: str
+    path: str
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    enabled: tuple[str, bool] | None = None
+
+
+_NO_SCHEDULE_EXISTS = [{"operator": "Exists", "effect": "NoSchedule"}]
+CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
+    {
+        # karpenter 1.14.1 values.yaml: nodeSelector kubernetes.io/os=linux, tolerate CriticalAddonsOnly,
+        # and required affinity `karpenter.sh/nodepool DoesNotExist` (never on a node it manages).
+        "karpenter": (
+            ChartPod(
+                "controller",
+                "",
+                {
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {"matchExpressions": [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]}
+                                ]
+                            }
+                        }
+                    },
+                },
+            ),
+        ),
+        # cluster-autoscaler 9.59.0 values.yaml: empty nodeSelector, tolerations and affinity.
+        "cluster-autoscaler": (ChartPod("cluster-autoscaler", ""),),
+        # dcgm-exporter 4.8.2 values.yaml: tolerates the control-plane taint only.
+        "dcgm-exporter": (
+            ChartPod(
+                "exporter",
+                "",
+                {
+                    "tolerations": [
+                        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}
+                    ]
+                },
+            ),
+        ),
+        # gpu-operator v26.7.0 values.yaml: the operator Deployment (nodeSelector kubernetes.io/os=linux,
+        # control-plane toleration) and NFD's master and gc (node-feature-discovery subchart: no selector).
+        # Operand DaemonSets are placed by the operator on nodes NFD labels as NVIDIA, so not checked here.
+        "gpu-operator": (
+            ChartPod(
+                "operator",
+                "operator",
+                {
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "tolerations": [
+                        {
+                            "key": "node-role.kubernetes.io/control-plane",
+                            "operator": "Equal",
+                            "value": "",
+                            "effect": "NoSchedule",
+                        }
+                    ],
+                },
+            ),
+            ChartPod("nfd-master", "node-feature-discovery.master"),
+            ChartPod("nfd-gc", "node-feature-discovery.gc"),
+        ),
+        # kube-prometheus-stack 88.5.3 values.yaml (and its grafana/kube-state-metrics subcharts): empty
+        # scheduling values; node-exporter is a DaemonSet that tolerates every NoSchedule taint.
+        "kube-prometheus-stack": (
+            ChartPod("prometheus", "prometheus.prometheusSpec", enabled=("prometheus.enabled", True)),
+            ChartPod("prometheus-operator", "prometheusOperator", enabled=("prometheusOperator.enabled", True)),
+            ChartPod(
+                "admission-webhook-patch-job",
+                "prometheusOperator.admissionWebhooks.patch",
+                enabled=("prometheusOperator.admissionWebhooks.patch.enabled", True),
+            ),
+            ChartPod("alertmanager", "alertmanager.alertmanagerSpec", enabled=("alertmanager.enabled", True)),
+            ChartPod("grafana", "grafana", enabled=("grafana.enabled", True)),
+            ChartPod("kube-state-metrics", "kube-state-metrics", enabled=("kubeStateMetrics.enabled", True)),
+            ChartPod(
+                "node-exporter",
+                "prometheus-node-exporter",
+                {"tolerations": _NO_SCHEDULE_EXISTS},
+                enabled=("nodeExporter.enabled", True),
+            ),
+        ),
+        "karpenter-crd": (),
+        "prometheus-operator-crds": (),
+    }
+)
+"""Chart -> pod templates whose placement gpuplane influences (values paths and chart defaults)."""
+
+
+def chart_key(chart: str) -> str:
+    """`oci://public.ecr.aws/karpenter/karpenter` and `karpenter` both name the chart `karpenter`."""
+    return chart.rstrip("/").rsplit("/", 1)[-1]
+
+
+def merge(base: Any, over: Any) -> Any:
+    """Helm's values merge: maps merge key by key, anything else (lists included) is replaced."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = merge(base.get(k), v) if k in base else v
+        return out
+    return over if over is not None else base
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """Where a pod would run: `urn` and a human name of the template, and its scheduling constraints."""
+
+    urn: str
+    name: str
+    spec: Mapping[str, Any]
+
+
+WORKLOAD_SPEC = {
+    "Deployment": "spec.template.spec",
+    "StatefulSet": "spec.template.spec",
+    "DaemonSet": "spec.template.spec",
+    "ReplicaSet": "spec.template.spec",
+    "Job": "spec.template.spec",
+    "CronJob": "spec.jobTemplate.spec.template.spec",
+    "Pod": "spec",
+}
+
+
+def pod_templates(plan: Plan) -> Iterator[PodTemplate]:
+    for r in plan.resources:
+        if r.type == "kubernetes:helm.sh/v3:Release":
+            values = r.inputs.get("values") or {}
+            for pod in CHART_PODS.get(chart_key(str(r.inputs.get("chart", ""))), ()):
+                if pod.enabled is not None:
+                    on = at_path(values, pod.enabled[0])
+                    if not (pod.enabled[1] if on is None else on):
+                        continue
+                found = at_path(values, pod.path) if pod.path else values
+                here: dict[str, Any] = found if isinstance(found, dict) else {}
+                spec = {k: merge(pod.defaults.get(k), here.get(k)) for k in ("nodeSelector", "tolerations", "affinity")}
+                where = f"values `{pod.path}`" if pod.path else "top-level values"
+                yield PodTemplate(r.urn, f"{r.name}: {pod.name} ({where})", spec)
+        elif r.type.startswith("kubernetes:") and r.type.rsplit(":", 1)[-1] in WORKLOAD_SPEC:
+            pod_spec = at_path(r.inputs, WORKLOAD_SPEC[r.type.rsplit(":", 1)[-1]])
+            if isinstance(pod_spec, dict):
+                yield PodTemplate(r.urn, r.name, pod_spec)
+
+
+# --- Matching --------------------------------------------------------------------------------------------
+
+
+def tolerated(tolerations: list[dict[str, Any]], taint: Taint) -> bool:
+    key, value, effect = taint
+    for t in tolerations or []:
+        if t.get("effect") not in (None, "", effect):
+            continue
+        if t.get("operator") == "Exists" and t.get("key") in (None, "", key):
+            return True
+        if t.get("operator", "Equal") == "Equal" and t.get("key") == key and str(t.get("value", "")) == value:
+            return True
+    return False
+
+
+def _has(shape: NodeShape, key: str) -> frozenset[str] | None:
+    return shape.labels.get(key)
+
+
+def _expression(shape: NodeShape, e: Mapping[str, Any]) -> bool:
+    vals = _has(shape, e["key"])
+    want = {str(v) for v in e.get("values", [])}
+    op = e["operator"]
+    if op == "In":
+        return vals is not None and (vals == ANY or bool(vals & want))
+    if op == "NotIn":
+        return vals is None or vals == ANY or bool(vals - want)
+    if op == "Exists":
+        return vals is not None
+    if op == "DoesNotExist":
+        return vals is None
+    return vals is not None  # Gt/Lt: any numeric label value could satisfy it
+
+
+def fits(spec: Mapping[str, Any], shape: NodeShape) -> bool:
+    """Whether a pod with this nodeSelector, required node affinity and tolerations can run there."""
+    if shape.wildcard:
+        return True
+    for k, v in (spec.get("nodeSelector") or {}).items():
+        vals = _has(shape, k)
+        if vals is None or (vals != ANY and str(v) not in vals):
+            return False
+    terms = at_path(spec.get("affinity") or {}, "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(terms, dict) and terms.get("nodeSelectorTerms"):
+        if not any(
+            all(_expression(shape, e) for e in t.get("matchExpressions", [])) for t in terms["nodeSelectorTerms"]
+        ):
+            return False
+    hard = [t for t in shape.taints if t[2] in ("NoSchedule", "NoExecute")]
+    return all(tolerated(spec.get("tolerations") or [], t) for t in hard)

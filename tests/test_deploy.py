@@ -1,0 +1,376 @@
+"""The deploy simulator: each readiness rule rejects a hand-made graph that breaks it and accepts the
+same graph once fixed; the plan JSON carries what the engine needs (dependsOn, provider)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from components.plan import Plan, PlannedResource
+from components.plan.deploy import RULES, Violation, check
+from components.plan.deploy.graph import DeployGraph
+from components.plan.render import to_dot, to_json, to_mermaid
+
+P = "urn:pulumi:s::p::"
+K8S = f"{P}pulumi:providers:kubernetes::k8s"
+AWS = f"{P}pulumi:providers:aws::aws"
+GCP = f"{P}pulumi:providers:gcp::gcp"
+
+
+def res(
+    type_: str,
+    name: str,
+    inputs: dict[str, Any] | None = None,
+    deps: tuple[str, ...] = (),
+    provider: str | None = None,
+    parent: str | None = None,
+    custom: bool = True,
+) -> PlannedResource:
+    return PlannedResource(
+        urn=f"{P}{type_}::{name}",
+        type=type_,
+        name=name,
+        parent=parent,
+        custom=custom,
+        inputs=inputs or {},
+        provider=f"{provider}::id" if provider else None,
+        dependencies=deps,
+    )
+
+
+def urn(type_: str, name: str) -> str:
+    return f"{P}{type_}::{name}"
+
+
+def plan(*resources: PlannedResource) -> Plan:
+    return Plan(project="p", stack="s", resources=list(resources))
+
+
+def rules_of(violations: list[Violation]) -> set[str]:
+    return {v.rule for v in violations}
+
+
+EKS = urn("eks:index:Cluster", "c-eks")
+GKE = urn("gcp:container/cluster:Cluster", "c")
+CRD_RELEASE = urn("kubernetes:helm.sh/v3:Release", "crds")
+
+
+def eks_base(provider_deps: tuple[str, ...] = (EKS,)) -> list[PlannedResource]:
+    return [
+        res("pulumi:providers:aws", "aws", {"region": "us-east-1"}, custom=True),
+        res("eks:index:Cluster", "c-eks", {"name": "c"}, custom=False),
+        res("pulumi:providers:kubernetes", "k8s", {}, deps=provider_deps),
+    ]
+
+
+def gke_base() -> list[PlannedResource]:
+    return [
+        res("pulumi:providers:gcp", "gcp", {"project": "p"}),
+        res(
+            "gcp:container/cluster:Cluster", "c", {"name": "c", "project": "p", "location": "us-central1"}, provider=GCP
+        ),
+        res("pulumi:providers:kubernetes", "k8s", {}, deps=(GKE,)),
+    ]
+
+
+SYSTEM_GROUP = res(
+    "eks:index:ManagedNodeGroup",
+    "system",
+    {
+        "cluster": EKS,
+        "nodeGroupName": "c-system",
+        "labels": {"gpuplane.io/role": "system"},
+        "instanceTypes": ["m7i.large"],
+    },
+    deps=(EKS,),
+)
+
+
+def crd_plan(cr_deps: tuple[str, ...]) -> Plan:
+    return plan(
+        *eks_base(),
+        SYSTEM_GROUP,
+        res(
+            "kubernetes:helm.sh/v3:Release",
+            "crds",
+            {"chart": "prometheus-operator-crds", "name": "crds", "namespace": "monitoring"},
+            provider=K8S,
+        ),
+        res(
+            "kubernetes:monitoring.coreos.com/v1:ServiceMonitor",
+            "sm",
+            {"metadata": {"name": "sm", "namespace": "monitoring"}},
+            deps=cr_deps,
+            provider=K8S,
+        ),
+    )
+
+
+def sched_plan(node_selector: dict[str, str], tolerations: list[dict[str, str]] | None = None) -> Plan:
+    return plan(
+        *eks_base((EKS, urn("eks:index:ManagedNodeGroup", "system"))),
+        SYSTEM_GROUP,
+        res(
+            "eks:index:ManagedNodeGroup",
+            "gpu",
+            {
+                "cluster": EKS,
+                "nodeGroupName": "c-gpu",
+                "labels": {"gpuplane.io/pool": "gpu"},
+                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
+            },
+            deps=(EKS,),
+        ),
+        res(
+            "kubernetes:helm.sh/v3:Release",
+            "ca",
+            {
+                "chart": "cluster-autoscaler",
+                "name": "ca",
+                "namespace": "kube-system",
+                "values": {"nodeSelector": node_selector, **({"tolerations": tolerations} if tolerations else {})},
+            },
+            provider=K8S,
+        ),
+    )
+
+
+def names_plan(second_account_id: str) -> Plan:
+    def sa(name: str, account: str) -> PlannedResource:
+        return res("gcp:serviceaccount/account:Account", name, {"accountId": account, "project": "p"}, provider=GCP)
+
+    return plan(*gke_base(), sa("a-nodes", "research-gpu-platfo-nodes"), sa("b-nodes", second_account_id))
+
+
+CASES: list[tuple[str, Plan, Plan]] = [
+    (
+        "cluster-scoped-waits-for-cluster",
+        plan(*eks_base(), res("aws:eks/addon:Addon", "agent", {"clusterName": "c"}, provider=AWS)),
+        plan(*eks_base(), res("aws:eks/addon:Addon", "agent", {"clusterName": "c"}, deps=(EKS,), provider=AWS)),
+    ),
+    (
+        "cluster-scoped-waits-for-cluster",
+        plan(
+            *gke_base(),
+            res(
+                "gcp:container/nodePool:NodePool",
+                "gpu",
+                {"cluster": "projects/p/locations/us-central1/clusters/c"},
+                provider=GCP,
+            ),
+        ),
+        plan(
+            *gke_base(),
+            res(
+                "gcp:container/nodePool:NodePool",
+                "gpu",
+                {"cluster": "projects/p/locations/us-central1/clusters/c"},
+                deps=(GKE,),
+                provider=GCP,
+            ),
+        ),
+    ),
+    ("custom-resource-waits-for-crd", crd_plan(()), crd_plan((CRD_RELEASE,))),
+    ("workload-schedulable", sched_plan({"gpuplane.io/role": "sytem"}), sched_plan({"gpuplane.io/role": "system"})),
+    (
+        "workload-schedulable",
+        sched_plan({"gpuplane.io/pool": "gpu"}),
+        sched_plan(
+            {"gpuplane.io/pool": "gpu"}, [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        ),
+    ),
+    ("global-name-unique", names_plan("research-gpu-platfo-nodes"), names_plan("research-gpu-platf2-nodes")),
+    ("global-name-valid", names_plan("research-gpu-platform-us-central1-nodes"), names_plan("rgp-us-central1-nodes")),
+    (
+        "global-name-valid",
+        plan(*eks_base(), res("aws:iam/role:Role", "a" * 57, provider=AWS)),
+        plan(*eks_base(), res("aws:iam/role:Role", "a" * 56, provider=AWS)),
+    ),
+    (
+        "kubernetes-name-unique",
+        plan(
+            *eks_base(),
+            *(res("kubernetes:core/v1:Namespace", n, {"metadata": {"name": "gpu"}}, provider=K8S) for n in ("a", "b")),
+        ),
+        plan(
+            *eks_base(),
+            *(res("kubernetes:core/v1:Namespace", n, {"metadata": {"name": n}}, provider=K8S) for n in ("a", "b")),
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "broken", "fixed"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_rule_rejects_a_graph_that_breaks_it(rule: str, broken: Plan, fixed: Plan) -> None:
+    found = check(broken)
+    assert rule in rules_of(found), [str(v) for v in found]
+    assert all(v.urn and v.message and v.fix for v in found)
+    assert check(fixed) == [], [str(v) for v in check(fixed)]
+
+
+def test_every_rule_has_a_case() -> None:
+    assert {c[0] for c in CASES} == set(RULES)
+
+
+def test_a_stated_crd_group_counts_as_installed() -> None:
+    broken = plan(
+        *eks_base(),
+        res("kubernetes:monitoring.coreos.com/v1:ServiceMonitor", "sm", {"metadata": {"name": "sm"}}, provider=K8S),
+    )
+    assert rules_of(check(broken)) == {"custom-resource-waits-for-crd"}
+    assert check(broken, existing_crds={"monitoring.coreos.com"}) == []
+
+
+def test_the_platform_installs_crds_when_its_input_says_so() -> None:
+    def automode(on: bool) -> Plan:
+        return plan(
+            res("eks:index:Cluster", "c-eks", {"name": "c", "autoMode": {"enabled": on}}, custom=False),
+            res("pulumi:providers:kubernetes", "k8s", {}, deps=(EKS,)),
+            res("kubernetes:karpenter.sh/v1:NodePool", "gpu", {"metadata": {"name": "gpu"}, "spec": {}}, provider=K8S),
+        )
+
+    assert check(automode(True)) == []
+    assert rules_of(check(automode(False))) == {"custom-resource-waits-for-crd"}
+
+
+def test_a_chart_value_that_needs_a_crd_is_checked() -> None:
+    def operator(service_monitor: bool | None) -> Plan:
+        values = {} if service_monitor is None else {"dcgmExporter": {"serviceMonitor": {"enabled": service_monitor}}}
+        return plan(
+            *eks_base(),
+            SYSTEM_GROUP,
+            res(
+                "kubernetes:helm.sh/v3:Release",
+                "op",
+                {
+                    "chart": "gpu-operator",
+                    "name": "op",
+                    "namespace": "gpu-operator",
+                    "values": {"operator": {"nodeSelector": {"gpuplane.io/role": "system"}}, **values},
+                },
+                provider=K8S,
+            ),
+        )
+
+    assert rules_of(check(operator(None))) == {"custom-resource-waits-for-crd"}  # the chart default is on
+    assert rules_of(check(operator(True))) == {"custom-resource-waits-for-crd"}
+    assert check(operator(False)) == []
+
+
+def test_depending_on_a_component_waits_for_all_its_children() -> None:
+    comp = res("gpuplane:x:Comp", "comp", custom=False)
+    child = res("aws:iam/role:Role", "role", parent=comp.urn)
+    grandchild = res("aws:iam/rolePolicy:RolePolicy", "pol", parent=child.urn)
+    user = res("aws:eks/addon:Addon", "user", deps=(comp.urn,))
+    g = DeployGraph(plan(comp, child, grandchild, user))
+    assert {child.urn, grandchild.urn, comp.urn} <= g.ancestors(user.urn)
+    order = g.order()
+    assert order.index(grandchild.urn) < order.index(user.urn)
+
+
+def test_autopilot_takes_any_pod_and_nap_makes_gpu_nodes() -> None:
+    autopilot = plan(
+        res("gcp:container/cluster:Cluster", "c", {"name": "c", "enableAutopilot": True}),
+        res("pulumi:providers:kubernetes", "k8s", {}, deps=(GKE,)),
+        res(
+            "kubernetes:apps/v1:Deployment",
+            "d",
+            {"spec": {"template": {"spec": {"nodeSelector": {"x": "y"}}}}},
+            provider=K8S,
+        ),
+    )
+    assert check(autopilot) == []
+
+    def nap(accel: str) -> Plan:
+        limits = [{"resourceType": "nvidia-l4", "maximum": 8}]
+        gpu_pod = {
+            "nodeSelector": {"cloud.google.com/gke-accelerator": accel},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        }
+        return plan(
+            res(
+                "gcp:container/cluster:Cluster",
+                "c",
+                {"name": "c", "clusterAutoscaling": {"enabled": True, "resourceLimits": limits}},
+            ),
+            res("pulumi:providers:kubernetes", "k8s", {}, deps=(GKE,)),
+            res("kubernetes:batch/v1:Job", "j", {"spec": {"template": {"spec": gpu_pod}}}, provider=K8S),
+        )
+
+    assert check(nap("nvidia-l4")) == []
+    assert rules_of(check(nap("nvidia-h100-80gb"))) == {"workload-schedulable"}
+
+
+def test_plan_json_carries_dependencies_and_provider(plan_of: Any) -> None:
+    p = plan_of("gcp-standard")
+    doc = json.loads(to_json(p))
+    by_name = {r["name"]: r for r in doc["resources"]}
+    assert all(
+        {"urn", "type", "name", "parent", "custom", "inputs", "dependsOn", "provider"} <= set(r)
+        for r in doc["resources"]
+    )
+    pools = [r for r in doc["resources"] if r["type"] == "gcp:container/nodePool:NodePool"]
+    cluster = next(r for r in doc["resources"] if r["type"] == "gcp:container/cluster:Cluster")
+    assert pools and all(cluster["urn"] in r["dependsOn"] for r in pools)
+    assert all(r["provider"] and "pulumi:providers:gcp" in r["provider"] for r in pools)
+    k8s = [r for r in doc["resources"] if r["type"] == "pulumi:providers:kubernetes"]
+    assert k8s and all(cluster["urn"] in r["dependsOn"] for r in k8s)
+    assert by_name  # the graph outputs draw the same dependencies
+    assert to_dot(p).count("style=dashed") == sum(1 for _ in _edges(doc))
+    assert to_mermaid(p).count("-.->") == sum(1 for _ in _edges(doc))
+
+
+def _edges(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    urns = {r["urn"] for r in doc["resources"]}
+    out = []
+    for r in doc["resources"]:
+        deps = set(r["dependsOn"]) | ({r["provider"].rsplit("::", 1)[0]} if r["provider"] else set())
+        out += [(d, r["urn"]) for d in deps if d in urns and d != r["parent"]]
+    return out
+
+
+# --- Every shipped stack deploys; names hold for any cluster name the config accepts ----------------------
+
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from components.config import ConfigError, parse_flat  # noqa: E402
+from components.config.base import DNS_LABEL  # noqa: E402
+from components.plan import load  # noqa: E402
+from components.plan.deploy import stated_crds  # noqa: E402
+
+from .conftest import ROOT, STACKS, stack_with  # noqa: E402
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_shipped_stack_passes_the_deploy_simulator(stack: str, plan_of: Any) -> None:
+    violations = check(plan_of(stack), stated_crds(parse_flat(load(stack, ROOT).flat_config())))
+    assert violations == [], "\n".join(str(v) for v in violations)
+
+
+NAME_RULES = {"global-name-valid", "global-name-unique", "kubernetes-name-unique"}
+
+
+@settings(max_examples=4, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(
+    stack=st.sampled_from(["aws-fleet", "gcp-fleet", "aws-karpenter", "gcp-nap"]),
+    name=st.from_regex(DNS_LABEL, fullmatch=True),
+)
+@example(stack="aws-fleet", name="research-gpu-platform")
+@example(stack="gcp-fleet", name="research-gpu-platform")
+@example(stack="aws-karpenter", name="a" * 40)
+@example(stack="gcp-standard", name="z" * 40)
+@example(stack="gcp-autopilot", name="b1-" + "c" * 37)
+@example(stack="aws-automode", name="d" * 40)
+@example(stack="aws-managed", name="e" * 40)
+def test_global_names_are_valid_and_unique_for_any_cluster_name(stack: str, name: str, plan_of: Any) -> None:
+    base = load(stack, ROOT).config["gpuplane:cluster"]
+    sf = stack_with(stack, cluster={**base, "name": name})
+    try:
+        parse_flat(sf.flat_config())
+    except ConfigError:
+        return  # a name the config rejects (too long for a fleet's regions) never reaches a plan
+    violations = [v for v in check(plan_of(sf)) if v.rule in NAME_RULES]
+    assert violations == [], "\n".join(str(v) for v in violations)
