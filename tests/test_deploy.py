@@ -374,3 +374,21 @@ def test_global_names_are_valid_and_unique_for_any_cluster_name(stack: str, name
         return  # a name the config rejects (too long for a fleet's regions) never reaches a plan
     violations = [v for v in check(plan_of(sf)) if v.rule in NAME_RULES]
     assert violations == [], "\n".join(str(v) for v in violations)
+
+
+def test_plan_fails_with_each_violation_and_check_lists_the_rules(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from components import cli
+    from components.plan import deploy
+
+    assert cli.main(["plan", "gcp-standard", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert all(rule in out for rule in RULES)
+    bad = Violation("workload-schedulable", "urn:x", "it would stay Pending", "select a pool's labels")
+    monkeypatch.setattr(deploy, "check", lambda plan, existing=(): [bad])
+    assert cli.main(["plan", "gcp-standard", "--format", "json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["stack"] == "gcp-standard"  # the plan is still printed
+    assert "[workload-schedulable] urn:x" in captured.err and "fix: select a pool's labels" in captured.err
+    assert cli.main(["plan", "gcp-standard", "--no-check", "--format", "json"]) == 0
