@@ -18,15 +18,8 @@ from components.plan.replacement import RULES, Effect, classify, covered, ignore
 from components.plan.stackfile import StackFile
 
 from .conftest import ROOT, SINGLE, STACKS
-from .test_upgrade_safety import owned_by_pool, pool_candidates, valid
+from .test_upgrade_safety import MUST_NOT_REPLACE, owned_by_pool, pool_candidates, valid
 
-CLUSTERS = {"gcp:container/cluster:Cluster", "eks:index:Cluster"}
-NODE_POOLS = {
-    "gcp:container/nodePool:NodePool",
-    "eks:index:ManagedNodeGroup",
-    "aws:eks/nodeGroup:NodeGroup",
-    "kubernetes:karpenter.sh/v1:NodePool",
-}
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+ \S+\.(go|ts|json|md)\b")
 
 
@@ -99,7 +92,7 @@ def doc(p: Plan) -> dict[str, Any]:
 
 def replaced(before: Plan, after: Plan, spare: set[str]) -> list[str]:
     """Clusters and node pools that `before -> after` replaces or removes (outside `spare`)."""
-    watch = CLUSTERS | NODE_POOLS
+    watch = MUST_NOT_REPLACE
     d = diff(doc(before), doc(after))
     types = {r.urn: r.type for r in before.resources}
     out = [f"{c.urn}: {c.disruptive}" for c in d.changed if c.type in watch and c.replaces and c.urn not in spare]
