@@ -1,4 +1,4 @@
-"""Offline plan diff: a pool's max is a harmless change, its machine type is disruptive."""
+"""Offline plan diff: a pool's max is a harmless change, its GPU count replaces it; ignoreChanges is honoured."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 from components.cli import main as cli_main
 from components.plan import Plan
-from components.plan.diff import DISRUPTIVE, changed_paths, diff
+from components.plan.diff import changed_paths, diff
+from components.plan.replacement import Effect
 
 from .conftest import ROOT, load_stack_config, stack_with
 
@@ -34,11 +35,35 @@ def test_pool_max_change_is_not_disruptive(plan_of: Callable[..., Plan]) -> None
     assert changed["ml-gke-training"] == ["autoscaling.totalMaxNodeCount"]
 
 
-def test_machine_type_change_is_disruptive(plan_of: Callable[..., Plan]) -> None:
+def test_gpu_count_change_replaces_the_pool(plan_of: Callable[..., Plan]) -> None:
+    """8 -> 4 A100s: the machine type changes in place (nodes recreated), the accelerator count is ForceNew."""
     d = diff(*plans(plan_of, gpusPerNode=4))
     (pool,) = [c for c in d.changed if c.urn.endswith("::ml-gke-training")]
-    assert "nodeConfig.machineType" in pool.disruptive and d.disruptive
-    assert pool.disruptive["nodeConfig.machineType"] == "recreates every node"
+    assert pool.findings["nodeConfig.machineType"].effect is Effect.DISRUPTS
+    accel = [f for p, f in pool.findings.items() if p.startswith("nodeConfig.guestAccelerators")]
+    assert accel and all(f.effect is Effect.REPLACES for f in accel)
+    assert "node_config.guest_accelerator` ForceNew" in accel[0].source
+    assert pool.replaces and d.disruptive
+
+
+def test_disk_size_change_disrupts_nodes_without_replacing(plan_of: Callable[..., Plan]) -> None:
+    d = diff(*plans(plan_of, diskSizeGb=600))
+    (pool,) = [c for c in d.changed if c.urn.endswith("::ml-gke-training")]
+    assert pool.paths == ["nodeConfig.diskSizeGb"] and not pool.replaces
+    assert pool.disruptive["nodeConfig.diskSizeGb"].startswith("disrupts nodes: ")
+
+
+def test_ignore_changes_never_count(plan_of: Callable[..., Plan]) -> None:
+    """A path the resource lists in ignoreChanges is not a change (the engine keeps the old value)."""
+    base, head = plans(plan_of, gpusPerNode=4)
+    for r in head["resources"]:  # type: ignore[attr-defined]
+        if r["urn"].endswith("::ml-gke-training"):
+            r["ignoreChanges"] = ["nodeConfig.guestAccelerators"]
+    d = diff(base, head)
+    (pool,) = [c for c in d.changed if c.urn.endswith("::ml-gke-training")]
+    assert not pool.replaces and "nodeConfig.machineType" in pool.paths
+    assert pool.ignored and all(p.startswith("nodeConfig.guestAccelerators") for p in pool.ignored)
+    assert not any(p.startswith("nodeConfig.guestAccelerators") for p in pool.paths)
 
 
 def test_removed_pool_is_disruptive(plan_of: Callable[..., Plan]) -> None:
@@ -53,31 +78,6 @@ def test_changed_paths() -> None:
     assert list(changed_paths({"a": 1}, {"a": 1, "b": 2})) == ["b"]
 
 
-def input_paths(v: object, prefix: str = "") -> set[str]:
-    out: set[str] = set()
-    if isinstance(v, dict):
-        for k, x in v.items():
-            p = f"{prefix}.{k}" if prefix else k
-            out |= {p, *input_paths(x, p)}
-    return out
-
-
-def test_disruptive_table_names_real_inputs(plan_of: Callable[..., Plan]) -> None:
-    """Every table entry is an input path that gpuplane really sets (no dead entries)."""
-    from .conftest import STACKS
-
-    gcp = {**load_stack_config("gcp-standard")["gpuplane:gcp"], "network": "ml-vpc", "subnetwork": "ml-subnet"}
-    plans = [plan_of(s) for s in STACKS] + [plan_of(stack_with("gcp-standard", gcp=gcp))]
-    seen: dict[str, set[str]] = {}
-    for plan in plans:
-        for r in plan.resources:
-            if r.type in DISRUPTIVE:
-                seen.setdefault(r.type, set()).update(input_paths(r.inputs))
-    for typ, entries in DISRUPTIVE.items():
-        missing = [e for e in entries if e not in seen.get(typ, set())]
-        assert not missing, (typ, missing)
-
-
 def test_cli_diff_files_and_exit_code(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], plan_of: Callable[..., Plan]
 ) -> None:
@@ -85,7 +85,8 @@ def test_cli_diff_files_and_exit_code(
     (tmp_path / "base.json").write_text(json.dumps(base))
     (tmp_path / "head.json").write_text(json.dumps(head))
     assert cli_main(["diff", str(tmp_path / "base.json"), str(tmp_path / "head.json")]) == 0
-    assert "DISRUPTIVE: recreates every node" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "[REPLACED]" in out and "DISRUPTIVE: disrupts nodes: " in out and "DISRUPTIVE: replaces: " in out
     assert (
         cli_main(
             [
@@ -99,7 +100,10 @@ def test_cli_diff_files_and_exit_code(
         )
         == 3
     )
-    assert json.loads(capsys.readouterr().out)["disruptive"] is True
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["disruptive"] is True
+    (pool,) = [c for c in doc["changed"] if c["urn"].endswith("::ml-gke-training")]
+    assert pool["replaces"] is True and pool["effects"]["nodeConfig.machineType"] == "disrupts nodes"
 
 
 def test_cli_diff_against_git_head(capsys: pytest.CaptureFixture[str]) -> None:

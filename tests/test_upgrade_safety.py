@@ -5,6 +5,9 @@
   regenerate with GPUPLANE_UPDATE_GOLDEN=1.
 - Adding or removing a pool, or toggling monitoring or GPU sharing, must leave every other resource's
   URN and inputs alone (Hypothesis over the shipped single-cluster stacks).
+- A holder's allowed changes must not replace a cluster or node pool (the replacement table,
+  components/plan/replacement.py, decides: e.g. NAP's clusterAutoscaling and GKE's monitoringConfig update
+  in place).
 - Clusters honour `protect`/`retainOnDelete`, and GKE/EKS deletion protection is on by default.
 """
 
@@ -23,11 +26,21 @@ from hypothesis import strategies as st
 from components.catalog import GPUS, PLATFORMS, gpus_on
 from components.config import ConfigError, parse_config
 from components.plan import Plan, PlannedResource, load, plan_stack
+from components.plan.diff import changed_paths
+from components.plan.replacement import classify, covers
 from components.plan.stackfile import StackFile
 
 from .conftest import ROOT, SINGLE, STACKS, golden, stack_with
 
 CLUSTERS = {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:kms/key:Key"}
+NODE_POOLS = {
+    "gcp:container/nodePool:NodePool",
+    "eks:index:ManagedNodeGroup",
+    "aws:eks/nodeGroup:NodeGroup",
+    "kubernetes:karpenter.sh/v1:NodePool",
+}
+MUST_NOT_REPLACE = (CLUSTERS - {"aws:kms/key:Key"}) | NODE_POOLS
+"""Types a routine change must never replace (clusters and node pools)."""
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -147,6 +160,10 @@ def changed_elsewhere(
             k: v for k, v in b[r.urn].items() if k not in allowed
         }:
             out.append(("inputs changed", r.urn))
+        elif r.type in MUST_NOT_REPLACE and r.inputs != b[r.urn]:
+            paths = [p for p in changed_paths(r.inputs, b[r.urn]) if not any(covers(i, p) for i in r.ignore_changes)]
+            if any(f.replaces_self for f in classify(r.type, paths, r.inputs, b[r.urn]).values()):
+                out.append(("replaced", r.urn))
     return out
 
 
@@ -227,6 +244,18 @@ def test_the_stability_check_can_fail() -> None:
     after = plan_stack(StackFile(project=base.project, stack=base.stack, config=renamed))
     found = changed_elsewhere(before, after, set(), lambda r: frozenset())
     assert ("removed", next(r.urn for r in before.resources if r.type == "gcp:container/cluster:Cluster")) in found
+
+
+def test_a_holder_change_that_replaces_is_reported() -> None:
+    """A holder may change its listed keys only in place: a ForceNew one (the node SA) is reported."""
+    import dataclasses
+
+    before = plan_stack(load("gcp-standard", ROOT))
+    (cluster,) = before.by_type("gcp:container/cluster:Cluster")
+    node_config = {**cluster.inputs["nodeConfig"], "serviceAccount": "other@acme-ml-prod.iam.gserviceaccount.com"}
+    moved = dataclasses.replace(cluster, inputs={**cluster.inputs, "nodeConfig": node_config})
+    after = dataclasses.replace(before, resources=[moved if r is cluster else r for r in before.resources])
+    assert changed_elsewhere(before, after, set(), lambda r: frozenset({"nodeConfig"})) == [("replaced", cluster.urn)]
 
 
 @pytest.mark.parametrize("stack", SINGLE)

@@ -1,8 +1,8 @@
 """Offline plan diff for pull requests: resources added, removed and changed (with the changed input
-paths), and which changes disrupt running nodes.
+paths), and which changes replace a resource or disrupt its nodes.
 
-`DISRUPTIVE` is a small table per resource type of the inputs whose change replaces the resource or
-recreates its nodes, with the source of each claim.
+The classification is the replacement table (components/plan/replacement.py), taken from the providers'
+schema source. Paths a resource lists in `ignoreChanges` never count as changes, as in the engine.
 """
 
 from __future__ import annotations
@@ -10,75 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
-DISRUPTIVE: Mapping[str, Mapping[str, str]] = MappingProxyType(
-    {
-        # terraform-provider-google google_container_node_pool: ForceNew fields, and node_config fields
-        # whose in-place update recreates every node of the pool.
-        "gcp:container/nodePool:NodePool": {
-            "name": "replaces the node pool",
-            "location": "replaces the node pool",
-            "cluster": "replaces the node pool",
-            "nodeConfig.machineType": "recreates every node",
-            "nodeConfig.diskSizeGb": "recreates every node",
-            "nodeConfig.diskType": "recreates every node",
-            "nodeConfig.guestAccelerators": "replaces the node pool (accelerators are immutable)",
-            "nodeConfig.spot": "replaces the node pool",
-            "nodeConfig.serviceAccount": "replaces the node pool",
-            "nodeConfig.oauthScopes": "replaces the node pool",
-            "nodeConfig.shieldedInstanceConfig": "replaces the node pool",
-        },
-        # google_container_cluster ForceNew fields.
-        "gcp:container/cluster:Cluster": {
-            "name": "replaces the cluster",
-            "location": "replaces the cluster",
-            "project": "replaces the cluster",
-            "enableAutopilot": "replaces the cluster",
-            "network": "replaces the cluster",
-            "subnetwork": "replaces the cluster",
-            "ipAllocationPolicy": "replaces the cluster",
-            "nodeConfig": "replaces the cluster (default node pool settings are immutable)",
-        },
-        # EKS UpdateNodegroupConfig cannot change these: the node group is replaced.
-        "eks:index:ManagedNodeGroup": {
-            "nodeGroupName": "replaces the node group",
-            "instanceTypes": "replaces the node group",
-            "amiType": "replaces the node group",
-            "capacityType": "replaces the node group",
-            "subnetIds": "replaces the node group",
-            "nodeRoleArn": "replaces the node group",
-            "launchTemplate": "rolls every node to the new template version",
-        },
-        "aws:ec2/launchTemplate:LaunchTemplate": {
-            "blockDeviceMappings": "new template version: managed node groups roll their nodes",
-            "metadataOptions": "new template version: managed node groups roll their nodes",
-        },
-        # EKS CreateCluster settings that UpdateClusterConfig cannot change.
-        "eks:index:Cluster": {
-            "name": "replaces the cluster",
-            "vpcId": "replaces the cluster",
-            "privateSubnetIds": "replaces the cluster",
-            "publicSubnetIds": "replaces the cluster",
-            "encryptionConfigKeyArn": "replaces the cluster (EKS cannot change or remove a secrets key once set)",
-        },
-        # Karpenter: template or node class changes make existing nodes drift and be replaced;
-        # nodeClassRef group/kind are immutable (CRD CEL).
-        "kubernetes:karpenter.sh/v1:NodePool": {
-            "spec.template": "existing nodes drift and are replaced",
-        },
-        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": {
-            "spec.amiSelectorTerms": "existing nodes drift and are replaced",
-            "spec.blockDeviceMappings": "existing nodes drift and are replaced",
-            "spec.metadataOptions": "existing nodes drift and are replaced",
-        },
-        "kubernetes:helm.sh/v3:Release": {
-            "name": "reinstalls the release",
-            "namespace": "reinstalls the release",
-        },
-    }
-)
+from .replacement import Finding, classify, covers, ignored_paths
 
 
 @dataclass
@@ -86,7 +20,19 @@ class Change:
     urn: str
     type: str
     paths: list[str]
-    disruptive: dict[str, str] = field(default_factory=dict)
+    findings: dict[str, Finding] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
+    """Changed paths the resource's `ignoreChanges` hides from the engine."""
+
+    @property
+    def disruptive(self) -> dict[str, str]:
+        """Changed path -> "replaces …" / "disrupts nodes …" with the cited reason."""
+        return {p: f.text() for p, f in self.findings.items()}
+
+    @property
+    def replaces(self) -> bool:
+        """The resource itself is replaced (a child replacement counts as disruptive only)."""
+        return any(f.replaces_self for f in self.findings.values())
 
 
 @dataclass
@@ -104,7 +50,16 @@ class PlanDiff:
             "added": self.added,
             "removed": self.removed,
             "changed": [
-                {"urn": c.urn, "type": c.type, "paths": c.paths, "disruptive": c.disruptive} for c in self.changed
+                {
+                    "urn": c.urn,
+                    "type": c.type,
+                    "paths": c.paths,
+                    "disruptive": c.disruptive,
+                    "effects": {p: f.effect.value for p, f in c.findings.items()},
+                    "replaces": c.replaces,
+                    **({"ignored": c.ignored} if c.ignored else {}),
+                }
+                for c in self.changed
             ],
             "disruptive": self.disruptive,
         }
@@ -127,14 +82,19 @@ def changed_paths(old: Any, new: Any, prefix: str = "") -> Iterator[str]:
 
 
 def disruption(type_: str, paths: list[str]) -> dict[str, str]:
-    """Changed paths that the table marks disruptive (a path matches its entry or anything below it)."""
-    table = DISRUPTIVE.get(type_, {})
-    out = {}
-    for p in paths:
-        for key, why in table.items():
-            if p == key or p.startswith(key + ".") or p.startswith(key + "["):
-                out[p] = why
-    return out
+    """Changed paths the replacement table marks as replacing or disrupting, with the cited reason."""
+    return {p: f.text() for p, f in classify(type_, paths).items()}
+
+
+def change_of(old: Mapping[str, Any], new: Mapping[str, Any]) -> Change | None:
+    """How one resource (a plan JSON entry in both plans) changes, honouring the new `ignoreChanges`."""
+    paths = list(changed_paths(old["inputs"], new["inputs"]))
+    if not paths:
+        return None
+    ignore = ignored_paths(new["type"], new["inputs"], new.get("ignoreChanges", ()))
+    kept = [p for p in paths if not any(covers(i, p) for i in ignore)]
+    findings = classify(new["type"], kept, old["inputs"], new["inputs"], new.get("replaceOnChanges", ()))
+    return Change(new["urn"], new["type"], kept, findings, [p for p in paths if p not in kept])
 
 
 def diff(base: Mapping[str, Any], head: Mapping[str, Any]) -> PlanDiff:
@@ -143,9 +103,9 @@ def diff(base: Mapping[str, Any], head: Mapping[str, Any]) -> PlanDiff:
     new = {r["urn"]: r for r in head["resources"]}
     result = PlanDiff(added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)))
     for urn in sorted(set(old) & set(new)):
-        paths = list(changed_paths(old[urn]["inputs"], new[urn]["inputs"]))
-        if paths:
-            result.changed.append(Change(urn, new[urn]["type"], paths, disruption(new[urn]["type"], paths)))
+        change = change_of(old[urn], new[urn])
+        if change and change.paths:
+            result.changed.append(change)
     return result
 
 
@@ -156,10 +116,13 @@ def to_text(d: PlanDiff) -> str:
     for urn in d.removed:
         lines.append(f"- {urn}  [DISRUPTIVE: removed]")
     for c in d.changed:
-        lines.append(f"~ {c.urn}")
+        lines.append(f"{'+-' if c.replaces else '~'} {c.urn}" + ("  [REPLACED]" if c.replaces else ""))
         for p in c.paths:
-            mark = f"  [DISRUPTIVE: {c.disruptive[p]}]" if p in c.disruptive else ""
+            f = c.findings.get(p)
+            mark = f"  [DISRUPTIVE: {f.text()}]" if f else ""
             lines.append(f"    {p}{mark}")
+        for p in c.ignored:
+            lines.append(f"    {p}  (ignored: ignoreChanges)")
     summary = f"{len(d.added)} to add, {len(d.changed)} to change, {len(d.removed)} to remove"
     lines.append(summary + ("; DISRUPTIVE changes above" if d.disruptive else "; nothing disruptive"))
     return "\n".join(lines)

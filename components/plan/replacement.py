@@ -1,0 +1,163 @@
+"""Which input changes replace a resource, and which update it in place but disrupt its nodes.
+
+One table per resource type gpuplane emits, taken from the providers' schema source (each rule cites repo,
+file and field):
+
+- terraform-provider-google / terraform-provider-aws: `ForceNew: true` (SDKv2) or `RequiresReplace()`
+  (plugin framework). SDKv2 semantics (hashicorp/terraform-plugin-sdk helper/schema/schema.go, diffList):
+  `ForceNew` on a list/block applies to its element count, so a ForceNew block replaces the resource only
+  when it is added or removed (`exact=True`); its nested fields replace only if they are ForceNew themselves.
+- pulumi-eks: the component passes its inputs to aws children (nodejs/eks/cluster/cluster.ts,
+  nodejs/eks/nodes/nodegroup.ts), plus `replaceOnChanges` in provider/cmd/pulumi-resource-eks/schema.json.
+- pulumi-kubernetes: provider/pkg/provider/diff.go `forceNewProperties` (metadata.name/namespace for every
+  object, ConfigMap data unless the provider sets enableConfigMapMutable) and helm_release.go
+  (`forceNewFields := []string{".name", ".namespace"}`).
+
+`DISRUPTS` is for in-place updates that recreate or roll nodes (GKE node machine changes, EKS node group
+version updates, Karpenter drift): not a replacement of the pool itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from .replacement_table import NO_REPLACE_INPUTS, TABLE, RawRule
+
+
+class Effect(StrEnum):
+    REPLACES = "replaces"
+    DISRUPTS = "disrupts nodes"
+
+
+@dataclass(frozen=True)
+class Rule:
+    path: str
+    """Pulumi input path (camelCase as in the plan JSON); `*` matches one key."""
+    effect: Effect
+    why: str
+    source: str
+    exact: bool = False
+    """Only adding or removing the path itself counts (an SDKv2 ForceNew block)."""
+    when_removed: bool = False
+    """Only removing the path counts (a `customdiff.ForceNewIfChange` on removal)."""
+    target: str = ""
+    """What is replaced when it is a child the component creates, not the resource itself."""
+
+    def matches(self, path: str) -> bool:
+        pattern = "^" + re.escape(self.path).replace(r"\*", r"[^.\[]+") + ("$" if self.exact else r"(?:$|[.\[])")
+        return re.match(pattern, path) is not None
+
+
+def _rule(raw: RawRule) -> Rule:
+    path, effect, why, source, *flags = raw
+    opts = dict.fromkeys(f for f in flags if f in ("exact", "when_removed"))
+    target = next((f.removeprefix("target=") for f in flags if f.startswith("target=")), "")
+    return Rule(path, Effect(effect), why, source, "exact" in opts, "when_removed" in opts, target)
+
+
+RULES: Mapping[str, tuple[Rule, ...]] = MappingProxyType({t: tuple(_rule(r) for r in rs) for t, rs in TABLE.items()})
+
+_K8S = "pulumi/pulumi-kubernetes provider/pkg/provider/diff.go metadataForceNewProperties"
+KUBERNETES_OBJECT: tuple[Rule, ...] = (
+    Rule("metadata.name", Effect.REPLACES, "a new object name is a new object", _K8S),
+    Rule("metadata.namespace", Effect.REPLACES, "a new namespace is a new object", _K8S),
+)
+"""Every Kubernetes object (the generic rule of pulumi-kubernetes' Diff)."""
+
+_NOT_OBJECTS = ("kubernetes:helm.sh/",)
+
+
+def rules_for(type_: str) -> tuple[Rule, ...]:
+    generic = KUBERNETES_OBJECT if type_.startswith("kubernetes:") and not type_.startswith(_NOT_OBJECTS) else ()
+    return generic + RULES.get(type_, ())
+
+
+def covered(type_: str) -> str | None:
+    """Why a type is accounted for: it has rules, or is listed as having no replace-forcing inputs."""
+    if rules_for(type_):
+        return "rules"
+    for prefix, reason in NO_REPLACE_INPUTS.items():
+        if type_ == prefix or (prefix.endswith(":") and type_.startswith(prefix)):
+            return reason
+    return None
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    effect: Effect
+    why: str
+    source: str
+    target: str = ""
+
+    @property
+    def replaces_self(self) -> bool:
+        return self.effect is Effect.REPLACES and not self.target
+
+    def text(self) -> str:
+        what = f"{self.effect.value} {self.target}" if self.target else self.effect.value
+        return f"{what}: {self.why} ({self.source})"
+
+
+def _normalise(path: str) -> str:
+    """Pulumi ignoreChanges/replaceOnChanges syntax to our dot paths: a["b"] -> a.b, a[*] -> a[."""
+    return re.sub(r'\["([^"]+)"\]', r".\1", path).replace("[*]", "")
+
+
+def covers(prefix: str, path: str) -> bool:
+    prefix = _normalise(prefix)
+    return prefix in ("*", "") or path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+
+
+# A component input that makes the component set `ignoreChanges` on its child (input name, ignored path).
+COMPONENT_IGNORES: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType(
+    {
+        # pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts: ignoreScalingChanges -> ignoreChanges
+        # ["scalingConfig.desiredSize"] on the aws.eks.NodeGroup (the autoscaler owns the desired size).
+        "eks:index:ManagedNodeGroup": (("ignoreScalingChanges", "scalingConfig.desiredSize"),),
+    }
+)
+
+
+def ignored_paths(type_: str, inputs: Mapping[str, Any], ignore_changes: Iterable[str]) -> tuple[str, ...]:
+    extra = tuple(path for flag, path in COMPONENT_IGNORES.get(type_, ()) if inputs.get(flag) is True)
+    return tuple(ignore_changes) + extra
+
+
+def _present(tree: Any, path: str) -> bool:
+    for key in path.split("."):
+        if not isinstance(tree, Mapping) or key not in tree:
+            return False
+        tree = tree[key]
+    return True
+
+
+def classify(
+    type_: str,
+    paths: Iterable[str],
+    old: Mapping[str, Any] | None = None,
+    new: Mapping[str, Any] | None = None,
+    replace_on_changes: Iterable[str] = (),
+) -> dict[str, Finding]:
+    """The replacing or disruptive findings among changed input paths (ignored paths already removed)."""
+    out: dict[str, Finding] = {}
+    roc = tuple(replace_on_changes)
+    for p in paths:
+        hits = [r for r in rules_for(type_) if r.matches(p)]
+        hits = [
+            r
+            for r in hits
+            if not r.when_removed
+            or (old is not None and new is not None and _present(old, r.path) and not _present(new, r.path))
+        ]
+        if any(covers(c, p) for c in roc):
+            out[p] = Finding(p, Effect.REPLACES, "replaceOnChanges set on the resource", "pulumi resource option")
+        elif hits:
+            best = min(hits, key=lambda r: (r.effect is not Effect.REPLACES, bool(r.target)))
+            out[p] = Finding(p, best.effect, best.why, best.source, best.target)
+    return out
