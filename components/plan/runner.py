@@ -87,6 +87,8 @@ class PlannedResource:
         }
         if self.ignore_changes:
             out["ignoreChanges"] = list(self.ignore_changes)
+        if self.replace_on_changes:
+            out["replaceOnChanges"] = list(self.replace_on_changes)
         return out
 
 
