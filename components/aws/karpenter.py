@@ -1,5 +1,6 @@
 """`Karpenter`: the controller (Pod Identity, six scoped policies), its node role and access entry,
-the interruption queue with its EventBridge rules, the CRDs, and GPU EC2NodeClasses and NodePools."""
+the interruption queue with its EventBridge rules, the CRDs, GPU EC2NodeClasses and NodePools, and a
+NodeOverlay per sharing class (its shared or MIG GPU capacity)."""
 
 from __future__ import annotations
 
@@ -194,6 +195,9 @@ class Karpenter(pulumi.ComponentResource):
                 s.expireAfter,
             )
             custom_resource(f"{name}-{pool.name}", obj, after)
+            overlay = kr.gpu_overlay(pool)
+            if overlay is not None:
+                custom_resource(f"{name}-{pool.name}-overlay", overlay, after)
         self.node_role_name = node_role.name
         self.queue_name = queue.name
         self.register_outputs({"node_role_name": self.node_role_name, "queue_name": self.queue_name})
