@@ -16,6 +16,7 @@ CRD_FILES = {
     ("monitoring.googleapis.com", "ClusterPodMonitoring"): "monitoring.googleapis.com_clusterpodmonitorings.yaml",
     ("karpenter.sh", "NodePool"): "karpenter.sh_nodepools.yaml",
     ("karpenter.k8s.aws", "EC2NodeClass"): "karpenter.k8s.aws_ec2nodeclasses.yaml",
+    ("karpenter.sh", "NodeOverlay"): "karpenter.sh_nodeoverlays.yaml",
     ("nvidia.com", "ClusterPolicy"): "nvidia.com_clusterpolicies.yaml",
 }
 

@@ -108,10 +108,14 @@ def test_karpenter_chart_and_crds(plan_of: Callable[..., Plan]) -> None:
     assert ctrl.inputs["skipCrds"] is True and crd.urn in ctrl.dependencies
     v = ctrl.inputs["values"]
     (queue,) = plan.by_type("aws:sqs/queue:Queue")
-    assert v["settings"] == {"clusterName": "ml-karpenter", "interruptionQueue": queue.inputs["name"]}
+    assert v["settings"] == {
+        "clusterName": "ml-karpenter",
+        "interruptionQueue": queue.inputs["name"],
+        "featureGates": {"nodeOverlay": True},  # NodeOverlays declare MIG/shared GPU capacity
+    }
     assert v["serviceAccount"]["name"] == "karpenter"
     for r in plan.resources:
-        if r.inputs.get("kind") in ("NodePool", "EC2NodeClass"):
+        if r.inputs.get("kind") in ("NodePool", "EC2NodeClass", "NodeOverlay"):
             assert crd.urn in r.dependencies and ctrl.urn in r.dependencies, r.urn
     assert not [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "cluster-autoscaler"]
     assert not [g for g in plan.by_type("eks:index:ManagedNodeGroup") if "gpuplane.io/pool" in g.inputs["labels"]]

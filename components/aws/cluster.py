@@ -39,6 +39,9 @@ class EksGpuCluster(pulumi.ComponentResource):
     (or, with Auto Mode, AWS-managed nodes)."""
 
     cluster_name: pulumi.Output[str]
+    """The EKS cluster's name, from the cluster itself: cluster-scoped resources given it wait for the cluster."""
+    kubernetes_version: pulumi.Output[str]
+    """The control plane's version as EKS reports it; managed node groups follow it."""
     kubeconfig: pulumi.Output[str]
     oidc_provider_arn: pulumi.Output[str]
     oidc_issuer: pulumi.Output[str]
@@ -85,6 +88,10 @@ class EksGpuCluster(pulumi.ComponentResource):
             **auto,
         )
         cluster = eks.Cluster(f"{name}-eks", opts=keep_component_options(c, child), **cluster_args)
+        # The name and version as EKS reports them, so whatever uses them waits for the control plane
+        # (and, for the version, for its upgrade).
+        self.cluster_name = cluster.eks_cluster.name
+        self.kubernetes_version = cluster.eks_cluster.version
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
@@ -97,7 +104,6 @@ class EksGpuCluster(pulumi.ComponentResource):
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*gpu_groups] or [cluster]),
         )
-        self.cluster_name = pulumi.Output.from_input(c.name)
         self.oidc_provider_arn = cluster.oidc_provider_arn
         self.oidc_issuer = cluster.oidc_issuer
         self.vpc_id = pulumi.Output.from_input(vpc_id)
@@ -193,6 +199,11 @@ class EksGpuCluster(pulumi.ComponentResource):
             "node_role_arn": node_role.arn,
             "subnet_ids": subnets,
             "launch_template": {"id": lt.id, "version": lt.latest_version.apply(str)},
+            # pulumi-eks sets `version` from the cluster only when no launch template is given
+            # (pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts), so without this the group never
+            # follows a `kubernetesVersion` bump. Taken from the cluster's output, it waits for the
+            # control plane's upgrade before EKS rolls the group.
+            "version": self.kubernetes_version,
         }
         group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(f"{name}-{role}", opts=opts, **wiring, **group_args)
         return group

@@ -1,5 +1,6 @@
 """`Karpenter`: the controller (Pod Identity, six scoped policies), its node role and access entry,
-the interruption queue with its EventBridge rules, the CRDs, and GPU EC2NodeClasses and NodePools."""
+the interruption queue with its EventBridge rules, the CRDs, GPU EC2NodeClasses and NodePools, and a
+NodeOverlay per sharing class (its shared or MIG GPU capacity)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,13 @@ class KarpenterArgs:
         settings: KarpenterConfig,
         subnet_ids: Sequence[str] = (),
         ssm_access: bool = False,
+        cluster_name: pulumi.Input[str] | None = None,
     ) -> None:
         self.cluster = cluster
-        """The EKS cluster (name, system pool for the controller's replicas)."""
+        """The EKS cluster's config (name, system pool for the controller's replicas)."""
+        self.cluster_name: pulumi.Input[str] = cluster_name if cluster_name is not None else cluster.name
+        """The cluster's name as an output of the cluster (`EksGpuCluster.cluster_name`), so the add-on,
+        access entry and Pod Identity association wait for the cluster; the config string when omitted."""
         self.region = region
         self.classes = list(classes)
         """GPU classes: one NodePool each; their image families give the EC2NodeClasses."""
@@ -83,8 +88,9 @@ class Karpenter(pulumi.ComponentResource):
                 policy_arn=pulumi.Output.concat("arn:", partition, ":iam::aws:policy/", policy),
                 opts=child,
             )
+        cluster_name = args.cluster_name  # cluster-scoped resources: wait for the cluster
         access = aws.eks.AccessEntry(
-            f"{name}-node-access", cluster_name=c, principal_arn=node_role.arn, type="EC2_LINUX", opts=child
+            f"{name}-node-access", cluster_name=cluster_name, principal_arn=node_role.arn, type="EC2_LINUX", opts=child
         )
 
         queue = aws.sqs.Queue(
@@ -136,11 +142,11 @@ class Karpenter(pulumi.ComponentResource):
             )
         ]
         agent = aws.eks.Addon(
-            f"{name}-pod-identity-agent", cluster_name=c, addon_name="eks-pod-identity-agent", opts=child
+            f"{name}-pod-identity-agent", cluster_name=cluster_name, addon_name="eks-pod-identity-agent", opts=child
         )
         identity = aws.eks.PodIdentityAssociation(
             f"{name}-pod-identity",
-            cluster_name=c,
+            cluster_name=cluster_name,
             namespace=kr.NAMESPACE,
             service_account=kr.SERVICE_ACCOUNT,
             role_arn=controller_role.arn,
@@ -189,6 +195,9 @@ class Karpenter(pulumi.ComponentResource):
                 s.expireAfter,
             )
             custom_resource(f"{name}-{pool.name}", obj, after)
+            overlay = kr.gpu_overlay(pool)
+            if overlay is not None:
+                custom_resource(f"{name}-{pool.name}-overlay", overlay, after)
         self.node_role_name = node_role.name
         self.queue_name = queue.name
         self.register_outputs({"node_role_name": self.node_role_name, "queue_name": self.queue_name})

@@ -16,7 +16,7 @@ from ..catalog import NODE_IMAGES, lookup
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..nodes import pool_labels, pool_taints
-from ..nvidia.sharing import operator_node_labels
+from ..nvidia.sharing import advertised, operator_node_labels
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -86,7 +86,15 @@ def controller_values(cluster: ClusterConfig, queue_name: str) -> dict[str, Any]
     """Chart values: cluster name and interruption queue; the controller on the system nodes (two
     replicas when there are two system nodes for its anti-affinity), Pod Identity for AWS access."""
     return {
-        "settings": {"clusterName": cluster.name, "interruptionQueue": queue_name},
+        # NodeOverlay (alpha) declares the shared or MIG GPU capacity of sharing classes (`gpu_overlay`).
+        # Always on, so adding or removing a sharing class changes no controller setting (no restart);
+        # without NodeOverlay objects the gate changes nothing (kubernetes-sigs/karpenter
+        # pkg/controllers/nodeoverlay: it only rewrites instance types that an overlay selects).
+        "settings": {
+            "clusterName": cluster.name,
+            "interruptionQueue": queue_name,
+            "featureGates": {"nodeOverlay": True},
+        },
         "serviceAccount": {"name": SERVICE_ACCOUNT},
         "replicas": 2 if cluster.systemPool.minNodes >= 2 else 1,
         "nodeSelector": {"gpuplane.io/role": "system"},
@@ -199,6 +207,45 @@ def gpu_node_pool(
                 },
             },
             "disruption": dict(disruption),
-            "limits": {"nvidia.com/gpu": str(pool.maxNodes * pool.gpusPerNode)},
+            "limits": {"nvidia.com/gpu": str(pool.maxNodes * gpu_units(pool))},
+        },
+    }
+
+
+def gpu_units(pool: GpuPool) -> int:
+    """`nvidia.com/gpu` one node of the class counts against its NodePool's limit. Karpenter subtracts
+    the instance types' capacity from the limit (kubernetes-sigs/karpenter
+    pkg/controllers/provisioning/scheduling/scheduler.go, `subtractMax`): a time-slicing or MPS overlay
+    makes that capacity GPUs x replicas (as the device plugin then advertises). MIG adds its own
+    resource and leaves `nvidia.com/gpu` as the instance type has it."""
+    s = pool.sharing
+    return pool.gpusPerNode * (s.factor if s is not None and s.strategy != "mig" else 1)
+
+
+OVERLAY_API = "karpenter.sh/v1alpha1"
+
+
+def gpu_overlay(pool: GpuPool) -> dict[str, Any] | None:
+    """A NodeOverlay declaring what a sharing class's nodes advertise, or None for whole GPUs.
+
+    Karpenter models only `nvidia.com/gpu`, one per physical GPU (aws/karpenter-provider-aws
+    pkg/providers/instancetype/types.go `computeCapacity`; maintainers in PR #8710). Without an overlay,
+    pods asking for `nvidia.com/mig-<profile>` never make it launch a node, and time-sliced or MPS
+    replicas are packed one per GPU (too many nodes). The overlay sets the capacity per node of the
+    class's NodePool (`karpenter.sh/nodepool`), for its instance types (`instance-gpu-count`); the
+    device plugin then advertises the same amount on the real node (`components/nvidia/sharing.py`).
+    """
+    if pool.sharing is None:
+        return None
+    return {
+        "apiVersion": OVERLAY_API,
+        "kind": "NodeOverlay",
+        "metadata": {"name": f"{pool.name}-gpu-sharing"},
+        "spec": {
+            "requirements": [
+                {"key": "karpenter.sh/nodepool", "operator": "In", "values": [pool.name]},
+                {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": [str(pool.gpusPerNode)]},
+            ],
+            "capacity": {name: str(n) for name, n in advertised(pool, "aws").items()},
         },
     }

@@ -114,6 +114,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
             cfg.karpenter,
             subnet_ids=cfg.aws.privateSubnetIds,
             ssm_access=cfg.aws.ssmAccess,
+            cluster_name=self.cluster.cluster_name,
         )
         Karpenter(f"{name}-karpenter", args, opts=opts)
 

@@ -151,21 +151,26 @@ class PlanMocks(pulumi.runtime.Mocks):
             state = self.outputs.get(args.typ, _echo)(args)
         if args.typ == "eks:index:Cluster":
             self.eks_clusters[f"{args.name}"] = str(args.inputs.get("name", args.name))
+            inner = mocks_aws.eks_cluster_state(state)
+            typ = "eks:index:Cluster$aws:eks/cluster:Cluster"
+            state["eksCluster"] = self._inner(typ, f"{args.name}-eksCluster", str(inner["name"]), inner)
         return resource_id(args, state), state
+
+    def _inner(self, typ: str, name: str, rid: str, state: State) -> dict[str, Any]:
+        """Register a resource a remote component creates inside itself (pulumi-eks), so the program can
+        read it back, and return the reference the component's output carries."""
+        urn = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{typ}::{name}"
+        if self.monitor is not None:
+            self.monitor.resources[urn] = type(self.monitor).ResourceRegistration(urn, rid, state)
+        return {SIG_KEY: RESOURCE_SIG, "urn": urn, "id": rid, "packageVersion": ""}
 
     def _managed_node_group(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         """Register the `aws.eks.NodeGroup` the remote component creates, and return a reference to it."""
         cluster_ref = str(args.inputs.get("cluster", ""))
         cluster = next((n for urn_name, n in self.eks_clusters.items() if cluster_ref.endswith("::" + urn_name)), "")
-        urn = (
-            f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::"
-            f"eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::{args.name}"
-        )
         ng_state = mocks_aws.node_group_state(args, cluster)
         ng_id = f"{cluster}:{ng_state['nodeGroupName']}"
-        if self.monitor is not None:
-            self.monitor.resources[urn] = type(self.monitor).ResourceRegistration(urn, ng_id, ng_state)
-        ref = {SIG_KEY: RESOURCE_SIG, "urn": urn, "id": ng_id, "packageVersion": ""}
+        ref = self._inner("eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup", args.name, ng_id, ng_state)
         return f"{args.name}-{digest(args.name)[:8]}", {**args.inputs, "nodeGroup": ref}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:

@@ -140,6 +140,27 @@ def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], Sta
     return outputs
 
 
+DEFAULT_EKS_VERSION = "1.33"
+"""What EKS picks when a cluster is created without a version (the plan always passes one)."""
+
+
+def eks_cluster_state(component: State) -> State:
+    """What AWS reports for the `aws.eks.Cluster` inside pulumi-eks's Cluster (its `eksCluster` output,
+    named `<name>-eksCluster` by pulumi-eks nodejs/eks/cluster/cluster.ts): name, version, endpoint, OIDC issuer."""
+    core = component.get("core") or {}
+    name = str(component.get("name"))
+    return {
+        "name": name,
+        "version": str(component.get("version") or DEFAULT_EKS_VERSION),
+        "arn": f"arn:aws:eks:region:{ACCOUNT}:cluster/{name}",
+        "endpoint": core.get("endpoint", ""),
+        "status": "ACTIVE",
+        "platformVersion": "eks.1",
+        "identities": [{"oidcs": [{"issuer": f"https://{component.get('oidcIssuer', '')}"}]}],
+        "tags": component.get("tags", {}),
+    }
+
+
 def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str) -> State:
     """What EKS reports for the `aws.eks.NodeGroup` inside a ManagedNodeGroup: its Auto Scaling group."""
     ng = str(a.inputs.get("nodeGroupName", a.name))
