@@ -13,6 +13,8 @@ import hashlib
 
 from .plan.deploy.rules import AUTONAME_SUFFIX, GLOBAL_NAMES
 
+ROLE = "aws:iam/role:Role"
+
 
 def fit_autoname(logical: str, type_token: str) -> str | None:
     """None when Pulumi's autoname of `logical` fits `type_token`'s name limit, else an explicit name

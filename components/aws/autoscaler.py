@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..kube import pinned_release
+from ..names import ROLE, fit_autoname
 from . import render
 
 NAMESPACE = "kube-system"
@@ -66,7 +67,11 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             lambda p: render.irsa_trust_policy(str(p[0]), str(p[1]), NAMESPACE, SERVICE_ACCOUNT)
         )
         role = aws.iam.Role(
-            f"{name}-role", assume_role_policy=trust, description=f"cluster-autoscaler of {cluster}", opts=child
+            f"{name}-role",
+            name=fit_autoname(f"{name}-role", ROLE),
+            assume_role_policy=trust,
+            description=f"cluster-autoscaler of {cluster}",
+            opts=child,
         )
         policy = aws.iam.RolePolicy(
             f"{name}-policy", role=role.id, policy=render.autoscaler_policy(cluster), opts=child

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..lifecycle import keep_component_options, keep_options
+from ..names import ROLE, fit_autoname
 from . import render
 from .network import EksVpc
 
@@ -141,6 +142,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         node_role = aws.iam.Role(
             f"{name}-node-role",
+            name=fit_autoname(f"{name}-node-role", ROLE),
             assume_role_policy=render.assume_role_policy("ec2.amazonaws.com"),
             description=f"gpuplane nodes of {c.name}",
             opts=child,

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..kube import custom_resource, pinned_release
+from ..names import ROLE, fit_autoname
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies
 from .render import node_policies
@@ -70,6 +71,7 @@ class Karpenter(pulumi.ComponentResource):
 
         node_role = aws.iam.Role(
             f"{name}-node-role",
+            name=fit_autoname(f"{name}-node-role", ROLE),
             assume_role_policy=json.dumps(
                 {
                     "Version": "2012-10-17",
@@ -102,6 +104,7 @@ class Karpenter(pulumi.ComponentResource):
         for role in kr.INTERRUPTION_EVENTS:
             rule = aws.cloudwatch.EventRule(
                 f"{name}-{role}",
+                name=fit_autoname(f"{name}-{role}", "aws:cloudwatch/eventRule:EventRule"),
                 description=f"Karpenter interruption handling for {c}: {kr.INTERRUPTION_EVENTS[role][1]}",
                 event_pattern=kr.event_pattern(role),
                 opts=child,
@@ -116,6 +119,7 @@ class Karpenter(pulumi.ComponentResource):
 
         controller_role = aws.iam.Role(
             f"{name}-controller-role",
+            name=fit_autoname(f"{name}-controller-role", ROLE),
             assume_role_policy=kr.pod_identity_trust(),
             description=f"Karpenter controller of {c}",
             opts=child,

@@ -56,11 +56,25 @@ class DeployGraph:
             stack.extend(self.children.get(u, []))
         return out
 
+    def resolve(self, urn: str) -> str:
+        """A URN the plan does not list is a resource a remote component (pulumi-eks) created inside
+        itself, e.g. `...eks:index:Cluster$aws:eks/cluster:Cluster::c-eks-eksCluster`: waiting for it
+        means waiting for that component (its type is the chain's parent, its name a prefix)."""
+        if urn in self.by_urn:
+            return urn
+        head, _, name = urn.rpartition("::")
+        chain = head.rsplit("::", 1)[-1].split("$")
+        if len(chain) < 2:
+            return urn
+        owners = [r for r in self.plan.resources if r.type == chain[-2] and name.startswith(r.name)]
+        return max(owners, key=lambda r: len(r.name)).urn if owners else urn
+
     def direct(self, r: PlannedResource) -> set[str]:
         """What the engine must have created before `r`: its dependencies (components expanded to
         their children) and its provider."""
         deps: set[str] = set()
-        for d in r.dependencies:
+        for raw in r.dependencies:
+            d = self.resolve(raw)
             deps.add(d)
             dep = self.by_urn.get(d)
             if dep is not None and not dep.custom:
