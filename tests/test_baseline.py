@@ -264,6 +264,8 @@ def test_gke_nodes_are_private_with_cloud_nat_egress(stack: str, plans: dict[str
         assert len(served) == 1, f"{c.urn}: no Cloud NAT for its private nodes in {where}"
         assert served[0].inputs["natIpAllocateOption"] == "AUTO_ONLY"
     assert len(nats) == len(of(plan, GKE))
+    for pool in of(plan, GKE_POOL):  # the cluster setting is only the default for later pools
+        assert pool.inputs["networkConfig"] == {"enablePrivateNodes": True}, pool.urn
 
 
 @pytest.mark.parametrize("stack", STACKS)

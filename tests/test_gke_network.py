@@ -66,6 +66,8 @@ def test_bring_your_own_cluster_pools_ignore_initial_node_count_changes() -> Non
     _sync_await(run_pulumi_func(lambda: runpy.run_path(str(Path(folder) / "__main__.py"), run_name="__main__")))
     pools = [r for r in monitor.registrations if r.type == POOL]
     assert pools and all("initialNodeCount" in p.ignore_changes for p in pools)
+    # Node IPs on someone else's cluster follow its own default (it may have no NAT).
+    assert all("networkConfig" not in p.inputs for p in pools)
 
 
 @pytest.mark.parametrize(("pool", "system"), [(0, False), (1, False), (None, True)])
@@ -196,6 +198,7 @@ def test_opt_outs(stack: str, plan_of: Callable[..., Plan]) -> None:
     public = plan_of(stack_with(stack, gcp={**base, "privateNodes": False}))
     (cluster,) = public.by_type(CLUSTER)
     assert "privateClusterConfig" not in cluster.inputs and not public.by_type(NAT) and not public.by_type(ROUTER)
+    assert all(p.inputs["networkConfig"] == {"enablePrivateNodes": False} for p in public.by_type(POOL))
     own_nat = plan_of(stack_with(stack, gcp={**base, "cloudNat": False}))
     (cluster,) = own_nat.by_type(CLUSTER)
     assert cluster.inputs["privateClusterConfig"]["enablePrivateNodes"] is True and not own_nat.by_type(NAT)
@@ -228,5 +231,6 @@ def test_endpoint_arguments_are_pulumi_gcp_cluster_fields() -> None:
     ]
     gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(cidr_blocks=blocks)
     nat = network.nat_args("c", cfg.gcp.model_copy(update={"subnetwork": "s"}), "r")
+    gcp.container.NodePoolNetworkConfigArgs(**network.pool_network_args(cfg.gcp)["network_config"])
     gcp.compute.RouterNatSubnetworkArgs(**nat["subnetworks"][0])
     gcp.compute.RouterNatLogConfigArgs(**nat["log_config"])

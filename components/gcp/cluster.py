@@ -83,6 +83,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             cluster.id,
             sa.email,
             pool_opts,
+            own_cluster=True,
         )
 
         self.kubeconfig, self.k8s_provider = kube_access(
@@ -116,12 +117,13 @@ def create_gpu_pools(
     cluster_id: pulumi.Input[str],
     sa_email: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
+    own_cluster: bool = False,
 ) -> list[gcp.container.NodePool]:
-    """One GPU node pool per configured pool, on the cluster `cluster_id` (new or existing)."""
+    """One GPU node pool per configured pool, on the cluster `cluster_id` (gpuplane's own or an existing one)."""
     return [
         gcp.container.NodePool(
             f"{name}-{pool.name}",
-            **render.gpu_pool_args(cluster, gcp_cfg, pool, cluster_id, sa_email),
+            **render.gpu_pool_args(cluster, gcp_cfg, pool, cluster_id, sa_email, own_cluster),
             opts=pool_options(opts),
         )
         for pool in pools

@@ -52,6 +52,14 @@ def endpoint_args(gcp_cfg: GcpConfig) -> dict[str, Any]:
     return args
 
 
+def pool_network_args(gcp_cfg: GcpConfig) -> dict[str, Any]:
+    """Node pool `network_config` for pools on gpuplane's own cluster: the cluster setting above is only
+    the default for pools created later (`DesiredDefaultEnablePrivateNodes`), so pools say it themselves,
+    which also moves pools created before private nodes became the default (an in-place update:
+    terraform-provider-google resource_container_node_pool.go, `network_config.0.enable_private_nodes`)."""
+    return {"network_config": {"enable_private_nodes": gcp_cfg.privateNodes}}
+
+
 def wants_nat(gcp_cfg: GcpConfig) -> bool:
     """Private nodes have no public IPs, so they reach registries only through a NAT (unless one exists)."""
     return gcp_cfg.privateNodes and gcp_cfg.cloudNat

@@ -19,7 +19,7 @@ from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import gke_accelerator_sharing
-from .network import endpoint_args
+from .network import endpoint_args, pool_network_args
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
     {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
@@ -170,6 +170,7 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
         "initial_node_count": initial_node_count(sp.minNodes, gcp.zones),
         "autoscaling": {"total_min_node_count": sp.minNodes, "total_max_node_count": sp.maxNodes},
         "management": {"auto_repair": True, "auto_upgrade": True},
+        **pool_network_args(gcp),
         "node_config": _node_config(
             sp.machineType, sp.diskSizeGb, "pd-balanced", sa_email, {"gpuplane.io/role": "system"}
         ),
@@ -177,10 +178,11 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
 
 
 def gpu_pool_args(
-    cluster: ClusterConfig, gcp: GcpConfig, pool: GpuPool, cluster_id: Any, sa_email: Any
+    cluster: ClusterConfig, gcp: GcpConfig, pool: GpuPool, cluster_id: Any, sa_email: Any, own_cluster: bool = True
 ) -> dict[str, Any]:
     """Arguments of one GPU `gcp.container.NodePool`: accelerators with the GKE-managed driver,
-    spot, autoscaling from min to max (totals across zones), GPU taint, labels, shielded nodes."""
+    spot, autoscaling from min to max (totals across zones), GPU taint, labels, shielded nodes. On a
+    cluster gpuplane did not create (`own_cluster=False`) node IPs follow that cluster's own default."""
     node_config = _node_config(
         machine_type(pool), pool.diskSizeGb, pool.diskType, sa_email, pool_labels(cluster.name, pool)
     )
@@ -215,6 +217,7 @@ def gpu_pool_args(
         },
         "management": {"auto_repair": True, "auto_upgrade": True},
         "upgrade_settings": dict(GPU_POOL_UPGRADE),
+        **(pool_network_args(gcp) if own_cluster else {}),
         "node_config": node_config,
     }
 
