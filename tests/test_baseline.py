@@ -3,8 +3,9 @@
 AWS: IMDSv2 and encrypted root volumes on every node source, KMS envelope encryption of secrets,
 nodes in private subnets, no `Action: "*"` and only the listed `Resource: "*"` statements.
 GKE: shielded nodes (secure boot + integrity monitoring), Workload Identity, a dedicated node service
-account. Both: GPU nodes tainted, kubeconfig outputs secret, privileged pods and hostPath only in the
-listed NVIDIA / DCGM / node-metrics components, each in its own namespace.
+account, private nodes (no public IPs) with a Cloud NAT for egress, master authorized networks.
+Both: GPU nodes tainted, kubeconfig outputs secret, privileged pods and hostPath only in the listed
+NVIDIA / DCGM / node-metrics components, each in its own namespace.
 """
 
 from __future__ import annotations
@@ -241,6 +242,30 @@ def test_gke_nodes_shielded_workload_identity_own_service_account(stack: str, pl
             defaults = nap["autoProvisioningDefaults"]
             assert defaults["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": True}
             assert defaults["serviceAccount"].split("@")[0] in {a.inputs["accountId"] for a in accounts.values()}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gke_nodes_are_private_with_cloud_nat_egress(stack: str, plans: dict[str, Plan]) -> None:
+    """Standard, NAP and Autopilot alike: nodes get internal IPs only (as EKS nodes in private subnets),
+    a Cloud NAT in the cluster's project, region and network gives them egress, and the API endpoint
+    lists its authorized networks."""
+    plan = plans[stack]
+    routers = {r.inputs["name"]: r for r in of(plan, "gcp:compute/router:Router")}
+    nats = of(plan, "gcp:compute/routerNat:RouterNat")
+    for c in of(plan, GKE):
+        assert c.inputs["privateClusterConfig"]["enablePrivateNodes"] is True, c.urn
+        assert c.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"], c.urn
+        where = (c.inputs["project"], c.inputs["location"], c.inputs.get("network", "default"))
+        served = [
+            n
+            for n in nats
+            if (n.inputs["project"], n.inputs["region"], routers[n.inputs["router"]].inputs["network"]) == where
+        ]
+        assert len(served) == 1, f"{c.urn}: no Cloud NAT for its private nodes in {where}"
+        assert served[0].inputs["natIpAllocateOption"] == "AUTO_ONLY"
+    assert len(nats) == len(of(plan, GKE))
+    for pool in of(plan, GKE_POOL):  # the cluster setting is only the default for later pools
+        assert pool.inputs["networkConfig"] == {"enablePrivateNodes": True}, pool.urn
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -92,6 +92,50 @@ def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]
     assert expected <= checked, expected - checked
 
 
+# Compute Engine resources gpuplane creates next to a GKE cluster: (resource type, input key) -> the
+# compute v1 discovery document's (schema, property) whose enum lists the allowed values.
+COMPUTE_ENUMS = {
+    ("gcp:compute/routerNat:RouterNat", "natIpAllocateOption"): ("RouterNat", "natIpAllocateOption"),
+    ("gcp:compute/routerNat:RouterNat", "sourceSubnetworkIpRangesToNat"): (
+        "RouterNat",
+        "sourceSubnetworkIpRangesToNat",
+    ),
+    ("gcp:compute/routerNat:RouterNat", "subnetworks[].sourceIpRangesToNats[]"): (
+        "RouterNatSubnetworkToNat",
+        "sourceIpRangesToNat",
+    ),
+    ("gcp:compute/routerNat:RouterNat", "logConfig.filter"): ("RouterNatLogConfig", "filter"),
+}
+
+
+def compute_values(obj: Any, path: list[str]) -> Iterator[Any]:
+    if not path:
+        yield obj
+        return
+    head, rest = path[0], path[1:]
+    node = obj.get(head.removesuffix("[]")) if isinstance(obj, dict) else None
+    if node is None:
+        return
+    for item in node if head.endswith("[]") else [node]:
+        yield from compute_values(item, rest)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_compute_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
+    schemas = json.loads(discovery.get_static_doc("compute", "v1"))["schemas"]
+    plan = plan_of(stack)
+    seen = set()
+    for (typ, path), (schema, prop) in COMPUTE_ENUMS.items():
+        spec = schemas[schema]["properties"][prop]
+        allowed = spec.get("items", spec)["enum"]
+        for r in plan.by_type(typ):
+            for value in compute_values(r.inputs, path.split(".")):
+                assert value in allowed, f"{r.urn}: {path}={value!r} not in compute {schema}.{prop} {allowed}"
+                seen.add(path)
+    if plan.by_type("gcp:compute/routerNat:RouterNat"):
+        assert {"natIpAllocateOption", "sourceSubnetworkIpRangesToNat", "logConfig.filter"} <= seen, seen
+
+
 botocore_loaders = pytest.importorskip("botocore.loaders")
 
 # (resource type, input path) -> EKS API shape whose enum lists the allowed values.

@@ -7,7 +7,6 @@ reported in one pass (see `components.config.load`).
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -18,6 +17,7 @@ from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
 from .base import context_value, suggest, valid_labels
 from .fleet import FleetConfig, PriceConfig
+from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
 from .sharing import Sharing
@@ -84,32 +84,6 @@ class ClusterConfig(_Model):
     cloud resource is left running instead (for handing a cluster over to another stack)."""
     systemPool: SystemPool = Field(default_factory=dict, validate_default=True)
     """The non-GPU pool for add-ons. The cloud's default pool is always removed."""
-
-
-class GcpConfig(_Model):
-    """Where a GKE cluster lives."""
-
-    project: str = Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
-    """GCP project ID."""
-    region: str = Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")
-    """Region of the (regional) cluster, e.g. `us-central1`."""
-    zones: list[str] = Field(default_factory=list)
-    """Zones for nodes (`node_locations`). Pick zones that offer your GPUs; empty means GKE's default."""
-    network: str | None = None
-    """VPC network name or self link; unset uses `default`."""
-    subnetwork: str | None = None
-    """Subnetwork name or self link; unset uses the network's subnet in the region."""
-
-    @field_validator("zones")
-    @classmethod
-    def _zones_in_region(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        region = info.data.get("region")
-        bad = [z for z in v if region and not re.fullmatch(rf"{re.escape(region)}-[a-z]", z)]
-        if bad:
-            raise ValueError(f"zones {bad} are not zones of region {region!r}")
-        if len(set(v)) != len(v):
-            raise ValueError("zones must not repeat")
-        return v
 
 
 class Taint(_Model):

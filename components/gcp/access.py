@@ -8,7 +8,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from ..config.model import ClusterConfig, GcpConfig
+from ..config.gcp import GcpConfig
+from ..config.model import ClusterConfig
 from . import render
 
 

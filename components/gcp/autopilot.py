@@ -14,13 +14,15 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from ..config.model import ClusterConfig, GcpConfig, StackConfig
+from ..config.gcp import GcpConfig
+from ..config.model import ClusterConfig, StackConfig
 from ..lifecycle import keep_options
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import monitoring_outputs
 from ..smoke import smoke_tests
 from . import render
 from .access import kube_access, node_service_account
+from .network import cloud_nat, endpoint_args
 
 DEVICE_PLUGIN = ScrapeTarget(
     namespace="kube-system",
@@ -50,6 +52,7 @@ def autopilot_cluster_args(
         "release_channel": {"channel": cluster.releaseChannel},
         "ip_allocation_policy": {"stack_type": "IPV4"},
         "resource_labels": {"managed-by": "gpuplane"},
+        **endpoint_args(gcp_cfg),
         "cluster_autoscaling": {
             "auto_provisioning_defaults": {"service_account": sa_email, "oauth_scopes": list(render.OAUTH_SCOPES)}
         },
@@ -83,12 +86,13 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         sa, roles = node_service_account(name, cfg.cluster, cfg.gcp, child)
         managed = cfg.monitoring.integration == "gke-managed"
+        nat = cloud_nat(name, cfg.cluster.name, cfg.gcp, child)
         cluster = gcp.container.Cluster(
             f"{name}-cluster",
             **autopilot_cluster_args(cfg.cluster, cfg.gcp, sa.email, managed),
             opts=keep_options(cfg.cluster, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=roles)),
         )
-        self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster])
+        self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster, *nat])
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
         smoke_tests(name, cfg, [], pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider}))

@@ -8,11 +8,13 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from ..config.model import ClusterConfig, GcpConfig, GpuPool
+from ..config.gcp import GcpConfig
+from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..lifecycle import keep_options
 from . import render
 from .access import kube_access, node_service_account
+from .network import cloud_nat
 
 
 class GkeGpuClusterArgs:
@@ -65,11 +67,13 @@ class GkeGpuCluster(pulumi.ComponentResource):
                 args.auto_provisioning, args.gcp, args.gpu_pools, sa.email
             )
         cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=keep_options(args.cluster, child))
-        pool_opts = pulumi.ResourceOptions(parent=self, depends_on=roles)
+        # Private nodes pull images through the NAT: pools (and so the add-ons) wait for it.
+        nat = cloud_nat(name, args.cluster.name, args.gcp, child)
+        pool_opts = pulumi.ResourceOptions(parent=self, depends_on=[*roles, *nat])
         gcp.container.NodePool(
             f"{name}-system",
             **render.system_pool_args(args.cluster, args.gcp, cluster.id, sa.email),
-            opts=pool_opts,
+            opts=pool_options(pool_opts),
         )
         gpu_pools = create_gpu_pools(
             name,
@@ -79,10 +83,11 @@ class GkeGpuCluster(pulumi.ComponentResource):
             cluster.id,
             sa.email,
             pool_opts,
+            own_cluster=True,
         )
 
         self.kubeconfig, self.k8s_provider = kube_access(
-            name, cluster, args.cluster, args.gcp, self, [*gpu_pools] or [cluster]
+            name, cluster, args.cluster, args.gcp, self, [*gpu_pools, *nat] or [cluster]
         )
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
@@ -99,6 +104,11 @@ class GkeGpuCluster(pulumi.ComponentResource):
         )
 
 
+def pool_options(opts: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    """`opts` plus ignoring later `initialNodeCount` changes (see `render.POOL_IGNORE_CHANGES`)."""
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=list(render.POOL_IGNORE_CHANGES)))
+
+
 def create_gpu_pools(
     name: str,
     cluster: ClusterConfig,
@@ -107,13 +117,14 @@ def create_gpu_pools(
     cluster_id: pulumi.Input[str],
     sa_email: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
+    own_cluster: bool = False,
 ) -> list[gcp.container.NodePool]:
-    """One GPU node pool per configured pool, on the cluster `cluster_id` (new or existing)."""
+    """One GPU node pool per configured pool, on the cluster `cluster_id` (gpuplane's own or an existing one)."""
     return [
         gcp.container.NodePool(
             f"{name}-{pool.name}",
-            **render.gpu_pool_args(cluster, gcp_cfg, pool, cluster_id, sa_email),
-            opts=opts,
+            **render.gpu_pool_args(cluster, gcp_cfg, pool, cluster_id, sa_email, own_cluster),
+            opts=pool_options(opts),
         )
         for pool in pools
     ]

@@ -6,16 +6,20 @@ Enum values here are the GKE API's (container v1 discovery document); tests chec
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from ..catalog import lookup
 from ..catalog.availability import GCP_ZONES
-from ..config.model import ClusterConfig, GcpConfig, GpuPool
+from ..config.gcp import GcpConfig
+from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import gke_accelerator_sharing
+from .network import endpoint_args, pool_network_args
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
     {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
@@ -39,9 +43,39 @@ def shielded() -> dict[str, bool]:
     return {"enable_secure_boot": True, "enable_integrity_monitoring": True}
 
 
+SA_ID_MAX = 30
+"""GCP service-account IDs: 6-30 characters, `^[a-z](?:[-a-z0-9]{4,28}[a-z0-9])$`, unique per project
+(IAM API serviceAccounts.create, `accountId`)."""
+SA_SUFFIX = "-nodes"
+SA_HASH = 8
+"""Hex digits of the name's SHA-256 kept when a long cluster name must be shortened."""
+
+POOL_IGNORE_CHANGES = ["initialNodeCount"]
+"""GKE node pool `initial_node_count` is ForceNew and per zone (terraform-provider-google
+resource_container_node_pool.go), and the autoscaler owns the size after creation: set it once and
+ignore later changes, as terraform-google-kubernetes-engine does (modules/*/cluster.tf node pools,
+`lifecycle { ignore_changes = [initial_node_count] }`), so changing `minNodes` never replaces a pool."""
+
+GKE_DEFAULT_ZONES = 3
+"""Zones a regional cluster's node pools span when none are configured (GKE regional clusters guide)."""
+
+
 def node_service_account_id(cluster: str) -> str:
-    """Account ID (6-30 chars) for the cluster's node service account."""
-    return f"{cluster[:24]}-nodes".rjust(6, "x")
+    """Account ID for the cluster's node service account: `<cluster>-nodes` when that fits in 30
+    characters (so existing accounts keep their ID), else the name cut short plus 8 hex digits of its
+    SHA-256, so fleet clusters that share a long prefix (`research-gpu-platform-us-...`) never collide."""
+    plain = f"{cluster}{SA_SUFFIX}"
+    if len(plain) <= SA_ID_MAX:
+        return plain
+    digest = hashlib.sha256(cluster.encode()).hexdigest()[:SA_HASH]
+    keep = SA_ID_MAX - len(SA_SUFFIX) - SA_HASH - 1
+    return f"{cluster[:keep].rstrip('-')}-{digest}{SA_SUFFIX}"
+
+
+def initial_node_count(total_min: int, zones: Sequence[str] | None) -> int:
+    """Per-zone `initial_node_count` that starts a pool at (at least) its total minimum: the minimum
+    spread over the pool's zones, rounded up (GKE's three default zones when none are configured)."""
+    return math.ceil(total_min / (len(zones) if zones else GKE_DEFAULT_ZONES))
 
 
 def machine_type(pool: GpuPool) -> str:
@@ -87,6 +121,7 @@ def cluster_args(
         "enable_shielded_nodes": True,
         "ip_allocation_policy": {"stack_type": "IPV4"},
         "resource_labels": {"managed-by": "gpuplane"},
+        **endpoint_args(gcp),
     }
     if sa_email is not None:
         # The default pool exists briefly before removal; give it the nodes' own account, not the
@@ -132,8 +167,10 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
         "project": gcp.project,
         "location": gcp.region,
         "cluster": cluster_id,
+        "initial_node_count": initial_node_count(sp.minNodes, gcp.zones),
         "autoscaling": {"total_min_node_count": sp.minNodes, "total_max_node_count": sp.maxNodes},
         "management": {"auto_repair": True, "auto_upgrade": True},
+        **pool_network_args(gcp),
         "node_config": _node_config(
             sp.machineType, sp.diskSizeGb, "pd-balanced", sa_email, {"gpuplane.io/role": "system"}
         ),
@@ -141,10 +178,11 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
 
 
 def gpu_pool_args(
-    cluster: ClusterConfig, gcp: GcpConfig, pool: GpuPool, cluster_id: Any, sa_email: Any
+    cluster: ClusterConfig, gcp: GcpConfig, pool: GpuPool, cluster_id: Any, sa_email: Any, own_cluster: bool = True
 ) -> dict[str, Any]:
     """Arguments of one GPU `gcp.container.NodePool`: accelerators with the GKE-managed driver,
-    spot, autoscaling from min to max (totals across zones), GPU taint, labels, shielded nodes."""
+    spot, autoscaling from min to max (totals across zones), GPU taint, labels, shielded nodes. On a
+    cluster gpuplane did not create (`own_cluster=False`) node IPs follow that cluster's own default."""
     node_config = _node_config(
         machine_type(pool), pool.diskSizeGb, pool.diskType, sa_email, pool_labels(cluster.name, pool)
     )
@@ -171,7 +209,7 @@ def gpu_pool_args(
         "location": gcp.region,
         "cluster": cluster_id,
         **({"node_locations": zones} if zones else {}),
-        "initial_node_count": pool.minNodes,
+        "initial_node_count": initial_node_count(pool.minNodes, zones or gcp.zones),
         "autoscaling": {
             "total_min_node_count": pool.minNodes,
             "total_max_node_count": pool.maxNodes,
@@ -179,6 +217,7 @@ def gpu_pool_args(
         },
         "management": {"auto_repair": True, "auto_upgrade": True},
         "upgrade_settings": dict(GPU_POOL_UPGRADE),
+        **(pool_network_args(gcp) if own_cluster else {}),
         "node_config": node_config,
     }
 

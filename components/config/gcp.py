@@ -1,0 +1,81 @@
+"""GCP section of the stack config (`gpuplane:gcp`): where a GKE cluster lives and how it is reached."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from .base import Model
+
+OPEN = "0.0.0.0/0"
+"""The whole IPv4 internet: the default authorized network, as EKS's default `publicAccessCidrs`."""
+
+
+class AuthorizedNetwork(Model):
+    """One CIDR block allowed to reach the cluster's Kubernetes API endpoint (GKE master authorized networks)."""
+
+    cidrBlock: str
+    """IPv4 CIDR block, e.g. `203.0.113.0/24` (host bits must be zero)."""
+    displayName: str = ""
+    """Label shown in the GKE console."""
+
+    @field_validator("cidrBlock")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        try:
+            ipaddress.IPv4Network(v)
+        except ValueError as exc:
+            raise ValueError(f"not an IPv4 CIDR block: {exc}") from None
+        return v
+
+
+class GcpConfig(Model):
+    """Where a GKE cluster lives and who can reach it."""
+
+    project: str = Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+    """GCP project ID."""
+    region: str = Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")
+    """Region of the (regional) cluster, e.g. `us-central1`."""
+    zones: list[str] = Field(default_factory=list)
+    """Zones for nodes (`node_locations`). Pick zones that offer your GPUs; empty means GKE's default."""
+    network: str | None = None
+    """VPC network name or self link; unset uses `default`."""
+    subnetwork: str | None = None
+    """Subnetwork name or self link; unset uses the network's subnet in the region."""
+    privateNodes: bool = True
+    """Nodes get internal IPs only (GKE private nodes, `private_cluster_config.enable_private_nodes`), as EKS
+    nodes sit in private subnets; their egress (image pulls, NVIDIA downloads) goes through Cloud NAT. The
+    API endpoint stays public, limited by `authorizedNetworks`. Set false for nodes with public IPs."""
+    cloudNat: bool = True
+    """With `privateNodes`, create a Cloud Router and Cloud NAT (`<cluster>-router`, `<cluster>-nat`) for
+    the cluster's subnetwork (or, with `subnetwork` unset, every subnetwork of the network in the region).
+    Set false when the network already has a NAT for those ranges: GCP allows one per subnetwork range."""
+    authorizedNetworks: list[AuthorizedNetwork] = Field(
+        default_factory=lambda: [AuthorizedNetwork(cidrBlock=OPEN, displayName="anywhere")], max_length=50
+    )
+    """CIDR blocks allowed to reach the public Kubernetes API endpoint (GKE master authorized networks, at
+    most 50). Default: `[{cidrBlock: 0.0.0.0/0, displayName: anywhere}]`, open to the internet (with
+    Google IAM still required), like EKS's default `publicAccessCidrs`; narrow it to your offices and CI.
+    An empty list admits no outside CIDR block."""
+
+    @field_validator("zones")
+    @classmethod
+    def _zones_in_region(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        region = info.data.get("region")
+        bad = [z for z in v if region and not re.fullmatch(rf"{re.escape(region)}-[a-z]", z)]
+        if bad:
+            raise ValueError(f"zones {bad} are not zones of region {region!r}")
+        if len(set(v)) != len(v):
+            raise ValueError("zones must not repeat")
+        return v
+
+    @field_validator("authorizedNetworks")
+    @classmethod
+    def _unique_blocks(cls, v: list[AuthorizedNetwork]) -> list[AuthorizedNetwork]:
+        blocks = [n.cidrBlock for n in v]
+        dupes = sorted({b for b in blocks if blocks.count(b) > 1})
+        if dupes:
+            raise ValueError(f"CIDR blocks must not repeat (repeated: {', '.join(dupes)})")
+        return v

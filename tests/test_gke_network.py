@@ -1,0 +1,236 @@
+"""GKE lifecycle and network defaults: node pools that scale without being replaced, node service-account
+IDs that are valid and unique for any cluster name (fleets included), private nodes with Cloud NAT, and
+master authorized networks."""
+
+from __future__ import annotations
+
+import copy
+import re
+import runpy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pulumi_gcp as gcp
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from components.catalog.availability import known_regions
+from components.config import parse_config
+from components.config.base import DNS_LABEL
+from components.gcp import network
+from components.gcp.render import initial_node_count, node_service_account_id
+from components.plan import Plan, PlannedResource, load
+from components.plan.mocks import PlanMocks
+from components.plan.runner import install
+
+from .conftest import ROOT, load_stack_config, stack_with
+
+POOL = "gcp:container/nodePool:NodePool"
+CLUSTER = "gcp:container/cluster:Cluster"
+ROUTER = "gcp:compute/router:Router"
+NAT = "gcp:compute/routerNat:RouterNat"
+ACCOUNT = "gcp:serviceaccount/account:Account"
+SA_ID = re.compile(r"^[a-z](?:[-a-z0-9]{4,28}[a-z0-9])$")
+"""GCP service-account ID (IAM API serviceAccounts.create `accountId`)."""
+RFC1035 = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+"""Compute Engine resource names (routers, NATs)."""
+
+# Node pool inputs GKE updates in place (terraform-provider-google resource_container_node_pool.go: no ForceNew).
+UPDATABLE = {"autoscaling"}
+
+
+# --- node pools: scaling never replaces a pool ------------------------------------------------------------
+
+
+def pools_of(plan: Plan) -> dict[str, PlannedResource]:
+    return {r.name: r for r in plan.by_type(POOL)}
+
+
+@pytest.mark.parametrize("stack", ["gcp-standard", "gcp-fleet"])
+def test_every_node_pool_ignores_later_initial_node_count_changes(stack: str, plan_of: Callable[..., Plan]) -> None:
+    pools = plan_of(stack).by_type(POOL)
+    assert pools
+    for pool in pools:
+        assert "initialNodeCount" in pool.inputs, pool.urn
+        assert "initialNodeCount" in pool.ignore_changes, f"{pool.urn}: initialNodeCount is ForceNew"
+
+
+def test_bring_your_own_cluster_pools_ignore_initial_node_count_changes() -> None:
+    folder = ROOT / "examples" / "gke-existing-cluster"
+    stack = load(str(folder / "Pulumi.example.yaml"))
+    monitor = install(type(stack)(project="gpuplane-gke-existing-cluster", stack="t", config=stack.config), PlanMocks())
+    _sync_await(run_pulumi_func(lambda: runpy.run_path(str(Path(folder) / "__main__.py"), run_name="__main__")))
+    pools = [r for r in monitor.registrations if r.type == POOL]
+    assert pools and all("initialNodeCount" in p.ignore_changes for p in pools)
+    # Node IPs on someone else's cluster follow its own default (it may have no NAT).
+    assert all("networkConfig" not in p.inputs for p in pools)
+
+
+@pytest.mark.parametrize(("pool", "system"), [(0, False), (1, False), (None, True)])
+def test_raising_min_nodes_replaces_no_node_pool(pool: int | None, system: bool, plan_of: Callable[..., Plan]) -> None:
+    config = load_stack_config("gcp-standard")
+    before = plan_of("gcp-standard")
+    cluster = copy.deepcopy(config["gpuplane:cluster"])
+    pools = copy.deepcopy(config["gpuplane:gpuPools"])
+    if system:
+        cluster["systemPool"] = {**cluster["systemPool"], "minNodes": 3}
+    else:
+        assert pool is not None
+        pools[pool]["minNodes"] = pools[pool]["maxNodes"]
+    after = pools_of(plan_of(stack_with("gcp-standard", cluster=cluster, gpuPools=pools)))
+    changed = 0
+    for urn, old in pools_of(before).items():
+        new = after[urn]
+        diff = {k for k in old.inputs.keys() | new.inputs.keys() if old.inputs.get(k) != new.inputs.get(k)}
+        changed += bool(diff)
+        forcing = diff - UPDATABLE - set(new.ignore_changes)
+        assert not forcing, f"{urn}: {sorted(forcing)} changed and would replace the pool"
+    assert changed == 1
+
+
+@given(total=st.integers(0, 1000), zones=st.integers(0, 4))
+def test_initial_node_count_starts_the_pool_at_its_total_minimum(total: int, zones: int) -> None:
+    names = [f"us-central1-{c}" for c in "abcd"[:zones]]
+    per_zone = initial_node_count(total, names)
+    n = zones or 3  # GKE's default zones for a regional pool
+    assert per_zone * n >= total and (per_zone - 1) * n < total if total else per_zone == 0
+
+
+def test_initial_node_count_is_per_zone(plan_of: Callable[..., Plan]) -> None:
+    pools = copy.deepcopy(load_stack_config("gcp-standard")["gpuplane:gpuPools"])
+    pools[0]["minNodes"] = 4
+    plan = plan_of(stack_with("gcp-standard", gpuPools=pools))
+    (pool,) = [p for p in plan.by_type(POOL) if p.inputs["name"] == pools[0]["name"]]
+    zones = len(pool.inputs["nodeLocations"])
+    assert pool.inputs["initialNodeCount"] == -(-4 // zones)  # 4 nodes in total, not 4 per zone
+
+
+# --- node service-account IDs: valid and unique for every accepted cluster name ---------------------------
+
+cluster_names = st.from_regex(DNS_LABEL, fullmatch=True).filter(lambda s: len(s) <= 40)
+
+
+def fleet_names(base: str, regions: list[str]) -> list[str]:
+    """Cluster names a fleet derives (components/fleet.py region_configs), those the config accepts."""
+    return [f"{base}-{r}" for r in regions if len(f"{base}-{r}") <= 40]
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=cluster_names)
+def test_node_service_account_id_is_valid_and_keeps_short_names(name: str) -> None:
+    sa = node_service_account_id(name)
+    assert SA_ID.fullmatch(sa) and 6 <= len(sa) <= 30, sa
+    if len(name) <= 24:
+        assert sa == f"{name}-nodes"  # unchanged from before: existing accounts are not replaced
+    assert node_service_account_id(name) == sa  # deterministic
+
+
+@settings(max_examples=300, deadline=None)
+@given(base=cluster_names, regions=st.lists(st.sampled_from(sorted(known_regions("gcp"))), unique=True, min_size=2))
+def test_fleet_clusters_never_share_a_node_service_account(base: str, regions: list[str]) -> None:
+    names = fleet_names(base, regions)
+    ids = [node_service_account_id(n) for n in names]
+    assert len(set(ids)) == len(ids), dict(zip(names, ids, strict=True))
+    routers = [network.router_name(n) for n in names] + [network.nat_name(n) for n in names]
+    assert all(RFC1035.fullmatch(r) for r in routers) and len(set(routers)) == len(routers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=cluster_names, b=cluster_names)
+def test_distinct_cluster_names_get_distinct_ids(a: str, b: str) -> None:
+    assert (node_service_account_id(a) == node_service_account_id(b)) == (a == b)
+
+
+def test_long_fleet_names_deploy_distinct_accounts(plan_of: Callable[..., Plan]) -> None:
+    cluster = {**load_stack_config("gcp-fleet")["gpuplane:cluster"], "name": "research-gpu-platform"}
+    plan = plan_of(stack_with("gcp-fleet", cluster=cluster))
+    ids = [a.inputs["accountId"] for a in plan.by_type(ACCOUNT)]
+    assert len(ids) == 3 and len(set(ids)) == len(ids), ids
+    assert all(SA_ID.fullmatch(i) for i in ids), ids
+    for kind in (ROUTER, NAT):
+        names = [r.inputs["name"] for r in plan.by_type(kind)]
+        assert len(names) == 3 and len(set(names)) == 3 and all(RFC1035.fullmatch(n) for n in names), names
+
+
+# --- private nodes, Cloud NAT, authorized networks --------------------------------------------------------
+
+
+def test_private_nodes_and_nat_by_default(plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of("gcp-standard")
+    (cluster,) = plan.by_type(CLUSTER)
+    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": False}
+    assert cluster.inputs["masterAuthorizedNetworksConfig"] == {
+        "cidrBlocks": [{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere"}]
+    }
+    (router,) = plan.by_type(ROUTER)
+    (nat,) = plan.by_type(NAT)
+    assert router.inputs == {
+        "name": "ml-gke-router",
+        "project": "acme-ml-prod",
+        "region": "us-central1",
+        "network": "default",
+    }
+    assert nat.inputs["router"] == "ml-gke-router" and nat.inputs["region"] == "us-central1"
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY"
+    # Pools come up only after their egress exists.
+    for pool in plan.by_type(POOL):
+        assert nat.urn in pool.dependencies, pool.urn
+
+
+def test_nat_follows_the_configured_network_and_subnetwork(plan_of: Callable[..., Plan]) -> None:
+    gcp_cfg = {**load_stack_config("gcp-nap")["gpuplane:gcp"], "network": "ml-vpc", "subnetwork": "ml-nodes"}
+    plan = plan_of(stack_with("gcp-nap", gcp=gcp_cfg))
+    (router,) = plan.by_type(ROUTER)
+    (nat,) = plan.by_type(NAT)
+    assert router.inputs["network"] == "ml-vpc"
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
+    assert nat.inputs["subnetworks"] == [{"name": "ml-nodes", "sourceIpRangesToNats": ["ALL_IP_RANGES"]}]
+
+
+@pytest.mark.parametrize("stack", ["gcp-standard", "gcp-autopilot"])
+def test_opt_outs(stack: str, plan_of: Callable[..., Plan]) -> None:
+    base = load_stack_config(stack)["gpuplane:gcp"]
+    public = plan_of(stack_with(stack, gcp={**base, "privateNodes": False}))
+    (cluster,) = public.by_type(CLUSTER)
+    assert "privateClusterConfig" not in cluster.inputs and not public.by_type(NAT) and not public.by_type(ROUTER)
+    assert all(p.inputs["networkConfig"] == {"enablePrivateNodes": False} for p in public.by_type(POOL))
+    own_nat = plan_of(stack_with(stack, gcp={**base, "cloudNat": False}))
+    (cluster,) = own_nat.by_type(CLUSTER)
+    assert cluster.inputs["privateClusterConfig"]["enablePrivateNodes"] is True and not own_nat.by_type(NAT)
+
+
+def test_authorized_networks_are_passed_through(plan_of: Callable[..., Plan]) -> None:
+    nets = [{"cidrBlock": "203.0.113.0/24", "displayName": "office"}, {"cidrBlock": "198.51.100.7/32"}]
+    plan = plan_of(
+        stack_with(
+            "gcp-autopilot", gcp={**load_stack_config("gcp-autopilot")["gpuplane:gcp"], "authorizedNetworks": nets}
+        )
+    )
+    (cluster,) = plan.by_type(CLUSTER)
+    assert cluster.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
+        {"cidrBlock": "203.0.113.0/24", "displayName": "office"},
+        {"cidrBlock": "198.51.100.7/32", "displayName": ""},
+    ]
+
+
+def test_endpoint_arguments_are_pulumi_gcp_cluster_fields() -> None:
+    """pulumi-gcp (installed) accepts every nested field gpuplane sets (a wrong key raises TypeError)."""
+    raw: dict[str, Any] = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config("gcp-standard").items()}
+    cfg = parse_config(raw)
+    assert cfg.gcp is not None
+    args = network.endpoint_args(cfg.gcp)
+    gcp.container.ClusterPrivateClusterConfigArgs(**args["private_cluster_config"])
+    blocks = [
+        gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(**b)
+        for b in args["master_authorized_networks_config"]["cidr_blocks"]
+    ]
+    gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(cidr_blocks=blocks)
+    nat = network.nat_args("c", cfg.gcp.model_copy(update={"subnetwork": "s"}), "r")
+    gcp.container.NodePoolNetworkConfigArgs(**network.pool_network_args(cfg.gcp)["network_config"])
+    gcp.compute.RouterNatSubnetworkArgs(**nat["subnetworks"][0])
+    gcp.compute.RouterNatLogConfigArgs(**nat["log_config"])
