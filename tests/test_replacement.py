@@ -124,11 +124,6 @@ def scaled(stack: str, key: str) -> tuple[StackFile, StackFile]:
     return with_config(stack, gpuPools=small), with_config(stack, gpuPools=large)
 
 
-# Another change sets ignore_changes=["initialNodeCount"] on GKE node pools (ForceNew, set from minNodes).
-GKE_MIN_NODES = pytest.mark.xfail(
-    strict=True, reason="GKE node pool initialNodeCount is ForceNew and follows minNodes until ignore_changes lands"
-)
-
 KINDS = ("minNodes", "maxNodes", "add-pool", "remove-pool", "kubernetesVersion", "monitoring")
 
 
@@ -143,8 +138,7 @@ def cases() -> list[Any]:
                 continue  # GPU classes of an auto-provisioner have no minimum (the config refuses minNodes)
             if kind == "monitoring" and len(platform.integrations) < 2:
                 continue
-            marks = [GKE_MIN_NODES] if kind == "minNodes" and platform.name == "gke-standard" else []
-            out.append(pytest.param(stack, kind, marks=marks, id=f"{stack}-{kind}"))
+            out.append(pytest.param(stack, kind, id=f"{stack}-{kind}"))
     return out
 
 
