@@ -47,8 +47,11 @@ def test_json_contract() -> None:
     doc = json.loads(out.stdout)
     assert set(doc) == {"project", "stack", "resources", "outputs"}
     assert (doc["project"], doc["stack"]) == ("gpuplane", "gcp-standard")
+    optional = {"ignoreChanges", "replaceOnChanges"}
     for r in doc["resources"]:
-        assert set(r) == {"urn", "type", "name", "parent", "custom", "inputs"}
+        assert set(r) - optional == {"urn", "type", "name", "parent", "custom", "inputs", "dependsOn", "provider"}
+        assert isinstance(r["dependsOn"], list) and r["dependsOn"] == sorted(r["dependsOn"])
+        assert r["provider"] is None or r["provider"].startswith("urn:pulumi:gcp-standard::gpuplane::")
         assert r["urn"].startswith("urn:pulumi:gcp-standard::gpuplane::") and r["urn"].endswith("::" + r["name"])
     types = {r["type"] for r in doc["resources"]}
     assert {"gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release", "pulumi:pulumi:Stack"} <= types
