@@ -59,6 +59,13 @@ def test_crd_release_survives_its_removal_and_adopts_unowned_crds(plan_of: Calla
     assert crds.dependencies == ()  # first: nothing to wait for
 
 
+def test_crd_chart_carries_the_operator_version_of_kube_prometheus_stack() -> None:
+    """Switching between `prometheus-operator` and `install` must never downgrade a CRD."""
+    from components.pins import CHARTS
+
+    assert CHARTS["prometheus-operator-crds"].app_version == CHARTS["kube-prometheus-stack"].app_version
+
+
 @pytest.mark.parametrize("integration", ["prometheus-operator", "install"])
 def test_existing_crds_are_not_installed(integration: str, plan_of: Callable[..., Plan]) -> None:
     monitoring = {"integration": integration, "prometheusOperatorCrds": "existing"}
