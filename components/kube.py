@@ -34,9 +34,13 @@ def pinned_release(
     opts: pulumi.ResourceOptions,
     timeout: int = 600,
     skip_crds: bool = False,
+    take_ownership: bool = False,
 ) -> k8s.helm.v3.Release:
     """A Helm release of a chart pinned in `components.pins`, with a fixed release name (so the
-    Services and labels its templates create are known before deploy). OCI charts are addressed by URL."""
+    Services and labels its templates create are known before deploy). OCI charts are addressed by URL.
+
+    `take_ownership` adopts objects of the chart that already exist without this release's Helm
+    metadata (Helm's `--take-ownership`), instead of failing on them."""
     pin = CHARTS[chart_key]
     oci = pin.repo.startswith("oci://")
     return k8s.helm.v3.Release(
@@ -51,6 +55,7 @@ def pinned_release(
             values=dict(values),
             timeout=timeout,
             skip_crds=skip_crds or None,
+            take_ownership=take_ownership or None,
         ),
         opts=opts,
     )

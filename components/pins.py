@@ -63,6 +63,15 @@ CHARTS: Mapping[str, ChartPin] = MappingProxyType(
             repo="https://prometheus-community.github.io/helm-charts",
             app_version="v0.93.1",
         ),
+        # The monitoring.coreos.com CRDs alone (ServiceMonitor, PrometheusRule, ...), for the
+        # `prometheus-operator` integration on a cluster without them; the same operator version as
+        # kube-prometheus-stack above (prometheus-community/helm-charts, charts/prometheus-operator-crds).
+        "prometheus-operator-crds": ChartPin(
+            chart="prometheus-operator-crds",
+            version="31.0.1",
+            repo="https://prometheus-community.github.io/helm-charts",
+            app_version="v0.93.1",
+        ),
     }
 )
 """Chart key -> pin. Tests compare these against the charts' published Chart.yaml when available."""

@@ -44,5 +44,9 @@ def test_example_runs_under_mocks(example: str) -> None:
     _sync_await(run_pulumi_func(lambda: runpy.run_path(str(Path(folder) / "__main__.py"), run_name="__main__")))
     types = {r.type for r in monitor.registrations}
     assert EXPECTED[example] <= types, EXPECTED[example] - types
+    if example == "gke-existing-cluster":  # a cluster with Prometheus Operator: its CRDs are not reinstalled
+        charts = {r.inputs.get("chart") for r in monitor.registrations if r.type == "kubernetes:helm.sh/v3:Release"}
+        assert "prometheus-operator-crds" not in charts
+        assert "kubernetes:monitoring.coreos.com/v1:ServiceMonitor" in types
     k8s_providers = [r for r in monitor.registrations if r.type == "pulumi:providers:kubernetes"]
     assert all(p.inputs["kubeconfig"] == "[secret]" for p in k8s_providers)

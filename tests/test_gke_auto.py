@@ -40,7 +40,7 @@ def test_nap_limits_carry_every_configured_gpu_type(plan_of: Callable[..., Plan]
 
 def test_nap_exporter_selects_auto_provisioned_gpu_nodes(plan_of: Callable[..., Plan]) -> None:
     plan = plan_of("gcp-nap")
-    (release,) = plan.by_type(RELEASE)
+    (release,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "dcgm-exporter"]
     v = release.inputs["values"]
     # A node NAP creates for each class carries the accelerator label and GKE's GPU (and spot) taints.
     for c in load_stack_config("gcp-nap")["gpuplane:gpuPools"]:

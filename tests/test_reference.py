@@ -25,6 +25,25 @@ UNVERSIONED_IN_GIT = {"gpu-operator", "karpenter", "karpenter-crd"}
 KUBERNETES_TYPED = {"securityContext", "podSecurityContext", "resources", "affinity", "nodeSelector", "extraArgs"}
 
 
+# Keys of a subchart's own values.yaml (not in the reference folder) that gpuplane sets through the parent:
+# the pod placement keys of kube-prometheus-stack's grafana (grafana-community/helm-charts,
+# charts/grafana/values.yaml) and kube-state-metrics (prometheus-community/helm-charts,
+# charts/kube-state-metrics/values.yaml), both top-level `nodeSelector: {}` and `tolerations: []`.
+SUBCHART_KEYS = {
+    "kube-prometheus-stack": {
+        "grafana": {"nodeSelector": {}, "tolerations": []},
+        "kube-state-metrics": {"nodeSelector": {}, "tolerations": []},
+    }
+}
+
+
+def with_subchart_keys(chart: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    out = dict(defaults)
+    for sub, keys in SUBCHART_KEYS.get(chart, {}).items():
+        out[sub] = {**keys, **(out.get(sub) or {})}
+    return out
+
+
 def missing_keys(ours: Any, defaults: Any, path: str = "") -> Iterator[str]:
     """Values paths we set that the chart's values.yaml does not have.
 
@@ -55,9 +74,21 @@ def test_values_keys_exist_in_pinned_chart(stack: str, plan_of: Callable[..., Pl
         chart = release.inputs["chart"].rsplit("/", 1)[-1]  # OCI charts are addressed by URL
         if not release.inputs["values"]:
             continue
-        defaults = chart_values(chart)
+        defaults = with_subchart_keys(chart, chart_values(chart))
         bad = list(missing_keys(release.inputs["values"], defaults))
         assert not bad, f"{release.urn}: keys not in {release.inputs['chart']} values.yaml: {bad}"
+
+
+@pytest.mark.parametrize("monitoring", [{"integration": "install"}, {"integration": "prometheus-operator"}])
+def test_auto_mode_monitoring_keys_exist(monitoring: dict[str, str], plan_of: Callable[..., Plan]) -> None:
+    """Auto Mode's system-pod tolerations and the CRD chart's values (no shipped stack sets both)."""
+    need_reference()
+    from .conftest import stack_with
+
+    for release in plan_of(stack_with("aws-automode", monitoring=monitoring)).by_type(RELEASE):
+        chart = release.inputs["chart"].rsplit("/", 1)[-1]
+        bad = list(missing_keys(release.inputs["values"], with_subchart_keys(chart, chart_values(chart))))
+        assert not bad, f"{release.urn}: {bad}"
 
 
 def test_missing_keys_finds_typos() -> None:

@@ -23,6 +23,46 @@ class Source(StrEnum):
 
 
 @dataclass(frozen=True)
+class SystemPods:
+    """Where a platform's system workloads run (operators, Prometheus, Grafana, ...): the node selector and
+    tolerations gpuplane gives their pods, and where those nodes come from."""
+
+    node_selector: Mapping[str, str]
+    tolerations: tuple[Mapping[str, str], ...] = ()
+    nodes: str = ""
+    """The nodes that match, and the source that says they carry these labels and taints."""
+
+    def values(self) -> dict[str, object]:
+        """`nodeSelector` (and `tolerations` when there are any), as most charts name them."""
+        out: dict[str, object] = {"nodeSelector": dict(self.node_selector)}
+        if self.tolerations:
+            out["tolerations"] = [dict(t) for t in self.tolerations]
+        return out
+
+
+GPUPLANE_SYSTEM_POOL = SystemPods(
+    node_selector=MappingProxyType({"gpuplane.io/role": "system"}),
+    nodes="gpuplane's own system node pool/group, labelled gpuplane.io/role=system and untainted "
+    "(components/gcp/render.py, components/aws/render.py)",
+)
+
+AUTO_MODE_SYSTEM_POOL = SystemPods(
+    node_selector=MappingProxyType({"karpenter.sh/nodepool": "system"}),
+    tolerations=(MappingProxyType({"key": "CriticalAddonsOnly", "operator": "Exists"}),),
+    nodes="EKS Auto Mode's built-in `system` NodePool (on by default), tainted CriticalAddonsOnly; AWS's "
+    "procedure for critical add-ons selects it with exactly this selector and toleration "
+    "(awsdocs/amazon-eks-user-guide latest/ug/automode/critical-workload.adoc, set-builtin-node-pools.adoc)",
+)
+
+AUTOPILOT_SYSTEM_PODS = SystemPods(
+    node_selector=MappingProxyType({}),
+    nodes="Autopilot creates nodes per pod; a pod that selects no compute class runs on the default "
+    "general-purpose class, and separation needs a toleration plus a selector of the same key:value "
+    "(cloud.google.com/kubernetes-engine/docs/how-to/autopilot-compute-classes, .../how-to/workload-separation)",
+)
+
+
+@dataclass(frozen=True)
 class Platform:
     """One row of the provider matrix."""
 
@@ -49,6 +89,8 @@ class Platform:
     """GPU sharing strategies the platform can carry out (`gpuPools[].sharing.strategy`)."""
     unused_pool_keys: tuple[str, ...] = ()
     """`gpuPools[]` keys the platform has no use for (the cloud picks the nodes); setting one is an error."""
+    system_pods: SystemPods = GPUPLANE_SYSTEM_POOL
+    """Node selector and tolerations for the system workloads gpuplane installs (not GPU workloads)."""
     description: str = ""
 
     @property
@@ -117,6 +159,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 min_pools=0,
                 sharing=("time-slicing", "mig"),
                 unused_pool_keys=("machineType", "diskSizeGb", "diskType", "driverVersion"),
+                system_pods=AUTOPILOT_SYSTEM_PODS,
                 description="Autopilot: everything NVIDIA is GKE's; metrics come from GKE's device plugin "
                 "(:2112) or managed DCGM. gpuplane installs nothing privileged.",
             ),
@@ -147,6 +190,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 fixed_pools=False,
                 sharing=(),
+                system_pods=AUTO_MODE_SYSTEM_POOL,
                 description="EKS Auto Mode manages the NVIDIA driver and device plugin; gpuplane adds GPU NodePools "
                 "and a standalone dcgm-exporter for metrics (no gpu-operator).",
             ),

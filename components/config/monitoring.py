@@ -33,6 +33,12 @@ class MonitoringConfig(_Model):
     )
     """`scrape-config` (a job for your Prometheus), `prometheus-operator` (ServiceMonitor + PrometheusRule),
     `gke-managed` (PodMonitoring + GKE Managed Prometheus) or `install` (kube-prometheus-stack with Grafana)."""
+    prometheusOperatorCrds: Literal["install", "existing"] = "install"
+    """Where the prometheus-operator CRDs (ServiceMonitor, PrometheusRule, ...) come from, for the
+    integrations that use them. `install`: gpuplane installs them (the `prometheus-operator-crds` chart with
+    `prometheus-operator`; kube-prometheus-stack's own with `install`). `existing`: the cluster already has
+    them, at prometheus-operator v0.93.1 or compatible (a cluster you bring that runs Prometheus Operator);
+    gpuplane installs none."""
     namespace: str = Field(default="gpu-monitoring", pattern=_DNS_LABEL, max_length=63)
     """Namespace of a standalone GPU metrics exporter (GKE Standard)."""
     scrapeInterval: str = Field(default="15s", pattern=_DURATION)

@@ -5,16 +5,23 @@
   and the dashboard ConfigMap for a Grafana sidecar.
 - `gke-managed`: a PodMonitoring for GKE Managed Prometheus (the cluster's managed collection is on).
 - `install`: kube-prometheus-stack (Prometheus, Alertmanager, Grafana) plus all of the above for it.
+
+ServiceMonitor and PrometheusRule need the prometheus-operator CRDs: with `install` kube-prometheus-stack
+brings them; with `prometheus-operator` the `prometheus-operator-crds` chart does, unless the config says
+the cluster already has them (`monitoring.prometheusOperatorCrds: existing`). Never both charts: two
+installers of the same CRDs conflict in Helm.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
 from ..kube import custom_resource, namespace_manifest, pinned_release, privileged_namespace
 from .dashboard import dashboard_configmap
 from .monitors import pod_monitoring_manifest, service_monitor_manifest
@@ -22,7 +29,19 @@ from .rules import RuleSettings, prometheus_rule_manifest, rule_groups
 from .scrape import ScrapeTarget
 
 KPS_RELEASE = "kube-prometheus-stack"
-SYSTEM_SELECTOR = {"gpuplane.io/role": "system"}
+
+CRDS_FROM: Mapping[str, str] = MappingProxyType(
+    {"prometheus-operator": "prometheus-operator-crds", "install": "kube-prometheus-stack"}
+)
+"""Integration -> the pinned chart that brings the monitoring.coreos.com CRDs when gpuplane installs them
+(kube-prometheus-stack carries them in its `crds` subchart, condition `crds.enabled`)."""
+CRDS_RELEASE = "prometheus-operator-crds"
+CRDS_NAMESPACE = "kube-system"
+"""Where the CRD release's Helm record lives (CRDs are cluster-scoped; kube-system always exists)."""
+CRDS_VALUES: Mapping[str, Any] = MappingProxyType({"crds": {"annotations": {"helm.sh/resource-policy": "keep"}}})
+"""The chart's CRDs are templates, so uninstalling the release would delete them and every ServiceMonitor
+and PrometheusRule in the cluster (its README, "Uninstall Chart"). `keep` makes Helm leave them
+(helm.sh docs, "Tell Helm Not To Uninstall a Resource"), so switching the integration away deletes nothing."""
 
 
 def node_exporter_namespace(install_namespace: str) -> str:
@@ -31,22 +50,29 @@ def node_exporter_namespace(install_namespace: str) -> str:
     return f"{install_namespace}-node-exporter"
 
 
-def kps_values(cluster: str, region: str = "", install_namespace: str = "monitoring") -> dict[str, Any]:
-    """kube-prometheus-stack values: Grafana on, Prometheus, its operator and Alertmanager on the system
-    nodes (Grafana's own keys live in its subchart; GPU taints keep it off GPU nodes), a `cluster` label,
-    node-exporter in its own privileged namespace."""
-    return {
-        "grafana": {"enabled": True},
+def kps_values(
+    cluster: str,
+    region: str = "",
+    install_namespace: str = "monitoring",
+    system: SystemPods = GPUPLANE_SYSTEM_POOL,
+    crds: bool = True,
+) -> dict[str, Any]:
+    """kube-prometheus-stack values: every pod but node-exporter on the platform's system nodes (Prometheus,
+    Alertmanager, the operator and its webhook-patch Job, kube-state-metrics and Grafana, whose keys live
+    in their subcharts), a `cluster` label, node-exporter in its own privileged namespace. `crds=False`
+    when the cluster already has the CRDs."""
+    pods = system.values()
+    values: dict[str, Any] = {
+        "grafana": {"enabled": True, **pods},
+        "kube-state-metrics": dict(pods),
         "prometheus-node-exporter": {"namespaceOverride": node_exporter_namespace(install_namespace)},
-        "prometheusOperator": {"nodeSelector": dict(SYSTEM_SELECTOR)},
-        "prometheus": {
-            "prometheusSpec": {
-                "nodeSelector": dict(SYSTEM_SELECTOR),
-                "externalLabels": {"cluster": cluster, "region": region},
-            }
-        },
-        "alertmanager": {"alertmanagerSpec": {"nodeSelector": dict(SYSTEM_SELECTOR)}},
+        "prometheusOperator": {**pods, "admissionWebhooks": {"patch": dict(pods)}},
+        "prometheus": {"prometheusSpec": {**pods, "externalLabels": {"cluster": cluster, "region": region}}},
+        "alertmanager": {"alertmanagerSpec": dict(pods)},
     }
+    if not crds:
+        values["crds"] = {"enabled": False}
+    return values
 
 
 def monitor_labels(integration: str, selector_labels: Mapping[str, str]) -> dict[str, str]:
@@ -88,6 +114,8 @@ class GpuMonitoringArgs:
         interval: str,
         timeout: str,
         install_namespace: str = "monitoring",
+        system: SystemPods = GPUPLANE_SYSTEM_POOL,
+        prometheus_operator_crds: str = "install",
     ) -> None:
         self.cluster = cluster
         """Cluster name (Prometheus external label `cluster` when installed)."""
@@ -103,6 +131,10 @@ class GpuMonitoringArgs:
         self.timeout = timeout
         self.install_namespace = install_namespace
         """Namespace of kube-prometheus-stack (`install` only)."""
+        self.system = system
+        """Where the platform runs system pods (kube-prometheus-stack's, `install` only)."""
+        self.prometheus_operator_crds = prometheus_operator_crds
+        """`install` (gpuplane installs the CRDs its integration needs) or `existing` (the cluster has them)."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -117,6 +149,20 @@ class GpuMonitoring(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpuplane:monitoring:GpuMonitoring", name, None, opts)
         after: list[pulumi.Resource] = [exporter]
+        crds = args.prometheus_operator_crds == "install"
+        if crds and CRDS_FROM.get(args.integration) == CRDS_RELEASE:
+            after.append(
+                pinned_release(
+                    f"{name}-{CRDS_RELEASE}",
+                    CRDS_RELEASE,
+                    CRDS_RELEASE,
+                    CRDS_NAMESPACE,
+                    CRDS_VALUES,
+                    opts=pulumi.ResourceOptions(parent=self),
+                    # Adopt CRDs left without a Helm owner (kube-prometheus-stack's, after `install`).
+                    take_ownership=True,
+                )
+            )
         if args.integration == "install":
             namespaces = [
                 k8s.core.v1.Namespace(
@@ -133,7 +179,13 @@ class GpuMonitoring(pulumi.ComponentResource):
                     "kube-prometheus-stack",
                     KPS_RELEASE,
                     args.install_namespace,
-                    kps_values(args.cluster, args.target.static_labels.get("region", ""), args.install_namespace),
+                    kps_values(
+                        args.cluster,
+                        args.target.static_labels.get("region", ""),
+                        args.install_namespace,
+                        args.system,
+                        crds,
+                    ),
                     opts=pulumi.ResourceOptions(parent=self, depends_on=namespaces),
                     timeout=900,
                 )

@@ -63,5 +63,7 @@ def gpu_monitoring(
         interval=m.scrapeInterval,
         timeout=m.scrapeTimeout,
         install_namespace=m.installNamespace,
+        system=cfg.platform_spec.system_pods,
+        prometheus_operator_crds=m.prometheusOperatorCrds,
     )
     return GpuMonitoring(name, args, exporter, opts=opts)

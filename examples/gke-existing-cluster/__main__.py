@@ -16,7 +16,11 @@ cfg = parse_config(
         "cluster": {"name": conf.require("clusterName")},
         "gcp": {"project": conf.require("project"), "region": conf.require("region")},
         "gpuPools": conf.require_object("gpuPools"),
-        "monitoring": {"integration": conf.get("integration") or "prometheus-operator"},
+        # Your cluster runs Prometheus Operator, so its CRDs exist: gpuplane must not install a second copy.
+        "monitoring": {
+            "integration": conf.get("integration") or "prometheus-operator",
+            "prometheusOperatorCrds": conf.get("prometheusOperatorCrds") or "existing",
+        },
     }
 )
 assert cfg.gcp is not None
