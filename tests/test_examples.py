@@ -11,7 +11,8 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components.plan import load
 from components.plan.mocks import PlanMocks
-from components.plan.runner import install
+from components.plan.deploy import check
+from components.plan.runner import Plan, install, tree_order
 
 from .conftest import ROOT
 
@@ -50,3 +51,18 @@ def test_example_runs_under_mocks(example: str) -> None:
         assert "kubernetes:monitoring.coreos.com/v1:ServiceMonitor" in types
     k8s_providers = [r for r in monitor.registrations if r.type == "pulumi:providers:kubernetes"]
     assert all(p.inputs["kubeconfig"] == "[secret]" for p in k8s_providers)
+    # The deploy simulator passes too, given the CRDs the example states its cluster has.
+    violations = check(Plan(project, "example", tree_order(monitor.registrations)), STATED_CRDS.get(example, ()))
+    assert violations == [], "\n".join(str(v) for v in violations)
+
+
+STATED_CRDS = {"gke-existing-cluster": {"monitoring.coreos.com"}}
+"""API groups an example states its existing cluster has (gke-existing-cluster: `prometheusOperatorCrds`
+defaults to `existing` in its program)."""
+
+
+def test_stated_crds_match_the_examples_config() -> None:
+    for example, groups in STATED_CRDS.items():
+        source = (ROOT / "examples" / example / "__main__.py").read_text()
+        assert '"prometheusOperatorCrds": conf.get("prometheusOperatorCrds") or "existing"' in source
+        assert groups == {"monitoring.coreos.com"}

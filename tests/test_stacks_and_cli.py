@@ -68,7 +68,9 @@ def test_tree_and_dot_formats(capsys: pytest.CaptureFixture[str]) -> None:
     dot = capsys.readouterr().out
     assert dot.startswith("digraph plan {") and dot.rstrip().endswith("}")
     resources = tree.split("\n\n")[0].splitlines()
-    assert dot.count("->") == len(resources) - 1  # one parent edge per resource but the root
+    parent_edges = [line for line in dot.splitlines() if "->" in line and "dashed" not in line]
+    assert len(parent_edges) == len(resources) - 1  # one parent edge per resource but the root
+    assert any("dashed" in line for line in dot.splitlines())  # dependency edges (see test_deploy)
 
 
 def test_scrape_config_command_prints_the_stack_output(

@@ -12,6 +12,7 @@ import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
+from ...config.model import StackConfig
 from ..runner import Plan, PlannedResource
 from . import rules, scheduling
 from .graph import DeployGraph, at_path, provider_urn
@@ -261,10 +262,10 @@ def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
     ]
 
 
-def stated_crds(cfg: object) -> frozenset[str]:
-    """API groups the stack's config states the cluster already has (so nothing installs them)."""
-    monitoring = getattr(cfg, "monitoring", None)
-    if getattr(monitoring, "prometheusOperatorCrds", "install") == "existing":
+def stated_crds(cfg: StackConfig) -> frozenset[str]:
+    """API groups the stack's config states the cluster already has (so nothing installs them):
+    `monitoring.prometheusOperatorCrds: existing` states the prometheus-operator CRDs."""
+    if cfg.monitoring.prometheusOperatorCrds == "existing":
         return frozenset({"monitoring.coreos.com"})
     return frozenset()
 
