@@ -10,8 +10,8 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.plan import load
-from components.plan.mocks import PlanMocks
 from components.plan.deploy import check
+from components.plan.mocks import PlanMocks
 from components.plan.runner import Plan, install, tree_order
 
 from .conftest import ROOT

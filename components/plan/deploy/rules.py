@@ -109,6 +109,8 @@ class ChartCrds:
 
 CHART_CRDS: Mapping[str, ChartCrds] = MappingProxyType(
     {
+        # Both also ship autoscaling.x-k8s.io CapacityBuffer; that group is left out because it also holds
+        # ProvisioningRequest, which Karpenter does not install.
         "karpenter-crd": ChartCrds(
             ("karpenter.sh", "karpenter.k8s.aws"), "aws/karpenter-provider-aws charts/karpenter-crd/templates (v1.14.1)"
         ),
@@ -119,15 +121,20 @@ CHART_CRDS: Mapping[str, ChartCrds] = MappingProxyType(
         ),
         "kube-prometheus-stack": ChartCrds(
             ("monitoring.coreos.com",),
-            "prometheus-community/helm-charts kube-prometheus-stack 88.5.3 charts/crds, values `crds.enabled`",
+            "prometheus-community/helm-charts kube-prometheus-stack 88.5.3: subchart charts/crds (condition "
+            "`crds.enabled`), CRDs in its crds/ folder",
+            unless_skip_crds=True,
             enabled=("crds.enabled", True),
         ),
         "prometheus-operator-crds": ChartCrds(
             ("monitoring.coreos.com",), "prometheus-community/helm-charts prometheus-operator-crds templates"
         ),
+        # The node-feature-discovery subchart's nfd.k8s-sigs.io CRDs come only with `nfd.enabled`; gpuplane
+        # creates no NodeFeature objects, so they are left out rather than modelled conditionally.
         "gpu-operator": ChartCrds(
-            ("nvidia.com", "nfd.k8s-sigs.io"),
-            "NVIDIA/gpu-operator deployments/gpu-operator/crds and the node-feature-discovery subchart (v26.7.0)",
+            ("nvidia.com", "resource.nvidia.com"),
+            "NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/crds (clusterpolicies, gpuclusters, nvidiadrivers; "
+            "computedomains, computedomaincliques)",
             unless_skip_crds=True,
         ),
     }
@@ -220,7 +227,8 @@ class GlobalName:
 
 
 AUTONAME_SUFFIX = 8
-"""`-` and 7 random hex characters (pulumi/pulumi-terraform-bridge pkg/tfbridge/names.go, AutoName)."""
+"""`-` and 7 random hex characters (pulumi/pulumi-terraform-bridge pkg/tfbridge/info/autonaming.go `AutoName`,
+Randlen 7; pulumi/pulumi sdk/go/common/resource/resource_id.go `NewUniqueName` fails past the maximum)."""
 
 GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
     {
@@ -266,7 +274,9 @@ GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
             ("cluster",),
             r"^[0-9A-Za-z][A-Za-z0-9\-_]*$",
             63,
-            "EKS CreateNodegroup: nodegroupName up to 63 characters, unique per cluster",
+            "EKS user guide, create-managed-node-group: node group names up to 63 characters, unique per cluster "
+            "(botocore sets no limit; pulumi-aws autonames within 255, which EKS then rejects)",
+            autoname=True,
         ),
         "aws:iam/role:Role": GlobalName(
             "name",
@@ -282,7 +292,8 @@ GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
             (),
             r"^[\w+=,.@-]+$",
             128,
-            "IAM CreatePolicy PolicyName (max 128, unique per account)",
+            "IAM CreatePolicy PolicyName (botocore policyNameType, max 128, unique per account; enforced by IAM at "
+            "create, pulumi-aws sets no autoname limit)",
             autoname=True,
         ),
         "aws:sqs/queue:Queue": GlobalName(
@@ -290,7 +301,8 @@ GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
             ("region",),
             r"^[A-Za-z0-9_-]+$",
             80,
-            "SQS CreateQueue QueueName (max 80, alphanumerics, '-' and '_', unique per account and region)",
+            "SQS CreateQueue QueueName (max 80, alphanumerics, '-' and '_', unique per account and region; FIFO "
+            "queues, which gpuplane does not create, have 75 + `.fifo`)",
             autoname=True,
         ),
         "aws:cloudwatch/eventRule:EventRule": GlobalName(
@@ -304,7 +316,7 @@ GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
         "aws:kms/alias:Alias": GlobalName(
             "name",
             ("region",),
-            r"^alias/(?!aws/)[a-zA-Z0-9/_-]+$",
+            r"^alias/(?!aws/)[a-zA-Z0-9:/_-]+$",
             256,
             "KMS CreateAlias AliasName (alias/..., not alias/aws/, unique per account and region)",
         ),

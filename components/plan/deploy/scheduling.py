@@ -185,6 +185,12 @@ class ChartPod:
 
 
 _NO_SCHEDULE_EXISTS = [{"operator": "Exists", "effect": "NoSchedule"}]
+_CONTROL_PLANE_EQUAL = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
 CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
     {
         # karpenter 1.14.1 values.yaml: nodeSelector kubernetes.io/os=linux, tolerate CriticalAddonsOnly,
@@ -231,18 +237,16 @@ CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
                 "operator",
                 {
                     "nodeSelector": {"kubernetes.io/os": "linux"},
-                    "tolerations": [
-                        {
-                            "key": "node-role.kubernetes.io/control-plane",
-                            "operator": "Equal",
-                            "value": "",
-                            "effect": "NoSchedule",
-                        }
-                    ],
+                    "tolerations": [_CONTROL_PLANE_EQUAL],
                 },
             ),
-            ChartPod("nfd-master", "node-feature-discovery.master"),
-            ChartPod("nfd-gc", "node-feature-discovery.gc"),
+            ChartPod(
+                "nfd-master",
+                "node-feature-discovery.master",
+                {"tolerations": [_CONTROL_PLANE_EQUAL]},
+                enabled=("nfd.enabled", True),
+            ),
+            ChartPod("nfd-gc", "node-feature-discovery.gc", enabled=("nfd.enabled", True)),
         ),
         # kube-prometheus-stack 88.5.3 values.yaml (and its grafana/kube-state-metrics subcharts): empty
         # scheduling values; node-exporter is a DaemonSet that tolerates every NoSchedule taint.
