@@ -16,20 +16,14 @@ def _plan(ref: str):  # type: ignore[no-untyped-def]
     return plan_stack(load(ref))
 
 
-def _deploy_check(ref: str, plan) -> list:  # type: ignore[no-untyped-def,type-arg]
-    from .config import parse_flat
-    from .plan import load
-    from .plan.deploy import check, stated_crds
-
-    return check(plan, stated_crds(parse_flat(load(ref).flat_config())))
-
-
 def cmd_plan(args: argparse.Namespace) -> int:
-    from .plan.deploy import RULES
+    from .config import parse_flat
+    from .plan import deploy, load, plan_stack
     from .plan.render import FORMATS
 
-    plan = _plan(args.stack)
-    violations = [] if args.no_check else _deploy_check(args.stack, plan)
+    stack = load(args.stack)
+    plan = plan_stack(stack)
+    violations = [] if args.no_check else deploy.check(plan, deploy.stated_crds(parse_flat(stack.flat_config())))
     if not args.check:
         text = FORMATS[args.format](plan)
         if args.output:
@@ -43,7 +37,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return 1
     if args.check:
         print(f"deploy check passed for {len(plan.resources)} resources:")
-        for name, what in RULES.items():
+        for name, what in deploy.RULES.items():
             print(f"  {name}: {what}")
     return 0
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from components.plan import Plan, PlannedResource
+from components.plan.deploy.scheduling import NodeShape, fits, tolerated
 
 GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -30,35 +31,15 @@ def node_taints(pool: PlannedResource) -> set[tuple[str, str, str]]:
     }
 
 
-def tolerates(tolerations: list[dict[str, Any]], taint: tuple[str, str, str]) -> bool:
-    key, value, effect = taint
-    for t in tolerations:
-        if t.get("effect") not in (None, "", effect):
-            continue
-        if t.get("operator") == "Exists" and t.get("key") in (None, "", key):
-            return True
-        if t.get("operator", "Equal") == "Equal" and t.get("key") == key and t.get("value", "") == value:
-            return True
-    return False
+tolerates = tolerated
+"""Whether tolerations admit a (key, value, effect) taint (the deploy simulator's matching)."""
 
 
 def matches(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
-    """Whether required node affinity admits a node with these labels (In/NotIn/Exists/DoesNotExist)."""
-    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    for term in terms:
-        ok = True
-        for e in term.get("matchExpressions", []):
-            val = labels.get(e["key"])
-            op = e["operator"]
-            ok &= {
-                "In": val is not None and val in e.get("values", []),
-                "NotIn": val is None or val not in e.get("values", []),
-                "Exists": val is not None,
-                "DoesNotExist": val is None,
-            }[op]
-        if ok:
-            return True
-    return False
+    """Whether required node affinity admits a node with these labels (the deploy simulator's matching)."""
+    assert affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    shape = NodeShape("node", {k: frozenset({v}) for k, v in labels.items()})
+    return fits({"affinity": affinity}, shape)
 
 
 def children(plan: Plan, parent: PlannedResource) -> list[PlannedResource]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from components.plan import Plan, PlannedResource
+from components.plan.deploy.graph import DeployGraph
 
 from .conftest import load_stack_config, stack_with
 
@@ -29,24 +30,10 @@ CLUSTER_SCOPED = (
 AWS_STACKS = ("aws-managed", "aws-karpenter", "aws-automode", "aws-fleet")
 
 
-def transitive_dependencies(plan: Plan, resource: PlannedResource) -> set[str]:
-    """Every URN the engine must create before `resource`: its dependencies, theirs, and so on, where
-    a dependency on a component stands for all of its descendants."""
-    kids: dict[str, list[str]] = {}
-    deps = {r.urn: set(r.dependencies) for r in plan.resources}
-    for r in plan.resources:
-        if r.parent:
-            kids.setdefault(r.parent, []).append(r.urn)
-    seen: set[str] = set()
-    todo = list(deps.get(resource.urn, ()))
-    while todo:
-        urn = todo.pop()
-        if urn in seen:
-            continue
-        seen.add(urn)
-        todo.extend(deps.get(urn, ()))
-        todo.extend(kids.get(urn, ()))
-    return seen
+def transitive_dependencies(plan: Plan, resource: PlannedResource) -> frozenset[str]:
+    """Every URN the engine must create before `resource` (the deploy simulator's dependency closure:
+    a dependency on a component stands for all of its descendants)."""
+    return DeployGraph(plan).ancestors(resource.urn)
 
 
 def cluster_of(plan: Plan, resource: PlannedResource) -> PlannedResource:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from components.plan import Plan, PlannedResource
+from components.plan.deploy.scheduling import AUTO_MODE_BUILTIN
 
 from .conftest import SINGLE, load_stack_config, stack_with
 from .graph import RELEASE, tolerates
@@ -91,25 +92,16 @@ def test_exporter_charts_never_create_a_servicemonitor(
 # --- where kube-prometheus-stack's pods go ---------------------------------------------------------
 
 AUTO_MODE_NODEPOOLS: dict[str, dict[str, Any]] = {
-    # awsdocs/amazon-eks-user-guide latest/ug/automode/set-builtin-node-pools.adoc: `system` "has a
-    # CriticalAddonsOnly taint" (the docs give the key only; critical-workload.adoc tolerates it with
-    # `operator: Exists`), `general-purpose` has none. Both are on by default (pulumi-eks
-    # ClusterComputeConfig.nodePools). Karpenter labels each node with its NodePool
-    # (kubernetes-sigs/karpenter pkg/apis/v1/labels.go, NodePoolLabelKey = karpenter.sh/nodepool), and
-    # Auto Mode nodes carry eks.amazonaws.com/compute-type=auto (automode/associate-workload.adoc).
-    "system": {
-        "labels": {"karpenter.sh/nodepool": "system", "eks.amazonaws.com/compute-type": "auto"},
-        "taints": [("CriticalAddonsOnly", "true", "NoSchedule")],
-    },
-    "general-purpose": {
-        "labels": {
-            "karpenter.sh/nodepool": "general-purpose",
-            "eks.amazonaws.com/compute-type": "auto",
-            "kubernetes.io/arch": "amd64",
-        },
-        "taints": [],
-    },
+    next(iter(shape.labels["karpenter.sh/nodepool"])): {
+        "labels": {k: next(iter(v)) for k, v in shape.labels.items() if len(v) == 1},
+        "taints": list(shape.taints),
+    }
+    for shape in AUTO_MODE_BUILTIN
 }
+"""EKS Auto Mode's built-in NodePools as the deploy simulator models them (`scheduling.AUTO_MODE_BUILTIN`,
+with its sources): `system` tainted CriticalAddonsOnly (the docs give the key only; critical-workload.adoc
+tolerates it with `operator: Exists`), `general-purpose` untainted; both on by default (pulumi-eks
+ClusterComputeConfig.nodePools)."""
 
 KPS_POD_TEMPLATES = (
     ("prometheusOperator",),

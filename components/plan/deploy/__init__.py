@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...config.model import StackConfig
 from ..runner import Plan, PlannedResource
 from . import rules, scheduling
-from .graph import DeployGraph, at_path, provider_urn
+from .graph import DeployGraph, at_path, provider_urn, switch
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,7 @@ def crd_installers(g: DeployGraph) -> dict[str, list[str]]:
         if r.type == "kubernetes:helm.sh/v3:Release":
             spec = rules.CHART_CRDS.get(scheduling.chart_key(str(r.inputs.get("chart", ""))))
             if spec is not None:
-                on = True if spec.enabled is None else at_path(r.inputs.get("values") or {}, spec.enabled[0])
-                on = spec.enabled[1] if on is None and spec.enabled is not None else on
+                on = spec.enabled is None or switch(r.inputs.get("values") or {}, *spec.enabled)
                 skipped = spec.unless_skip_crds and bool(r.inputs.get("skipCrds"))
                 groups = spec.groups if on and not skipped else ()
         elif r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition":
@@ -110,8 +109,7 @@ def _needs(g: DeployGraph) -> Iterator[tuple[PlannedResource, str, str]]:
         if r.type == "kubernetes:helm.sh/v3:Release":
             values = r.inputs.get("values") or {}
             for need in rules.CHART_NEEDS.get(scheduling.chart_key(str(r.inputs.get("chart", ""))), ()):
-                v = at_path(values, need.path)
-                if (need.default if v is None else v) is True:
+                if switch(values, need.path, need.default) is True:
                     yield r, need.group, f"values `{need.path}` is on ({need.source})"
         elif r.custom and r.type.startswith("kubernetes:") and _group(r.type) not in rules.BUILTIN_GROUPS:
             yield r, _group(r.type), f"{r.type.rsplit(':', 1)[-1]} is a custom resource"

@@ -29,6 +29,12 @@ def at_path(inputs: Mapping[str, object], path: str) -> object:
     return cur
 
 
+def switch(values: Mapping[str, object], path: str, default: object) -> object:
+    """A chart value, or the chart's default where the values leave it unset (Helm's merge)."""
+    found = at_path(values, path)
+    return default if found is None else found
+
+
 @dataclass
 class DeployGraph:
     """A plan's resources with their direct and transitive creation dependencies."""

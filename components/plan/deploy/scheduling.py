@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..runner import Plan, PlannedResource
-from .graph import at_path
+from .graph import at_path, switch
 
 ANY: frozenset[str] = frozenset({"*"})
 """Any value of a label (a Karpenter `Exists` requirement, a node name, a zone)."""
@@ -315,10 +315,8 @@ def pod_templates(plan: Plan) -> Iterator[PodTemplate]:
         if r.type == "kubernetes:helm.sh/v3:Release":
             values = r.inputs.get("values") or {}
             for pod in CHART_PODS.get(chart_key(str(r.inputs.get("chart", ""))), ()):
-                if pod.enabled is not None:
-                    on = at_path(values, pod.enabled[0])
-                    if not (pod.enabled[1] if on is None else on):
-                        continue
+                if pod.enabled is not None and not switch(values, *pod.enabled):
+                    continue
                 found = at_path(values, pod.path) if pod.path else values
                 here: dict[str, Any] = found if isinstance(found, dict) else {}
                 spec = {k: merge(pod.defaults.get(k), here.get(k)) for k in ("nodeSelector", "tolerations", "affinity")}
