@@ -22,10 +22,10 @@ import pulumi  # noqa: E402
 from pulumi.runtime.stack import run_pulumi_func  # noqa: E402
 from pulumi.runtime.sync_await import _sync_await  # noqa: E402
 
-from components.plan import load, plan_stack, stack_names  # noqa: E402
-from components.plan.mocks import PlanMocks  # noqa: E402
-from components.plan.runner import install  # noqa: E402
-from components.plan.stackfile import StackFile  # noqa: E402
+from gpuplane.plan import load, plan_stack, stack_names  # noqa: E402
+from gpuplane.plan.mocks import PlanMocks  # noqa: E402
+from gpuplane.plan.runner import install  # noqa: E402
+from gpuplane.plan.stackfile import StackFile  # noqa: E402
 
 
 class Bare(pulumi.CustomResource):

@@ -2,7 +2,7 @@
 
 from pulumi.provider.experimental import component_provider_host
 
-from components.provider import COMPONENTS
+from gpuplane.provider import COMPONENTS
 
 if __name__ == "__main__":
     component_provider_host(COMPONENTS, name="gpuplane", version="0.1.0")

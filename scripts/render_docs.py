@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from components.config.reference import reference  # noqa: E402
+from gpuplane.config.reference import reference  # noqa: E402
 
 if __name__ == "__main__":
     (ROOT / "docs" / "config.md").write_text(reference())

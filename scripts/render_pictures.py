@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from components.plan import load, plan_stack  # noqa: E402
-from components.plan.render import to_dot, to_mermaid  # noqa: E402
+from gpuplane.plan import load, plan_stack  # noqa: E402
+from gpuplane.plan.render import to_dot, to_mermaid  # noqa: E402
 
 STACKS = ("gcp-standard", "aws-karpenter")
 

@@ -15,12 +15,12 @@ from typing import Any
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.config import ConfigError
-from components.config.base import models_in
-from components.config.model import StackConfig
-from components.plan.mocks import PlanMocks
-from components.plan.runner import RecordingMonitor, install
-from components.plan.stackfile import StackFile, load
+from gpuplane.config import ConfigError
+from gpuplane.config.base import models_in
+from gpuplane.config.model import StackConfig
+from gpuplane.plan.mocks import PlanMocks
+from gpuplane.plan.runner import RecordingMonitor, install
+from gpuplane.plan.stackfile import StackFile, load
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -56,9 +56,9 @@ class Outcome:
 
 
 def run_program(stack: StackFile) -> Outcome:
-    """Install fresh mocks, run `components.program.main` and collect a ConfigError's problems.
+    """Install fresh mocks, run `gpuplane.program.main` and collect a ConfigError's problems.
     Any other exception propagates (and fails the calling test)."""
-    from components.program import main
+    from gpuplane.program import main
 
     monitor: RecordingMonitor = install(stack, PlanMocks())
     try:

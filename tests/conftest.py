@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan import Plan, load, plan_stack, stack_names
-from components.plan.stackfile import StackFile
+from gpuplane.plan import Plan, load, plan_stack, stack_names
+from gpuplane.plan.stackfile import StackFile
 
 from .engines import unavailable
 
@@ -90,7 +90,7 @@ def plan_of() -> Callable[[str | StackFile], Plan]:
 
 def config_problems(raw: dict[str, Any]) -> dict[str, str]:
     """The `{key path: reason}` problems `parse_config` reports for `raw` (it must fail)."""
-    from components.config import ConfigError, parse_config
+    from gpuplane.config import ConfigError, parse_config
 
     with pytest.raises(ConfigError) as info:
         parse_config(raw)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.plan import Plan, PlannedResource
-from components.plan.deploy.scheduling import NodeShape, fits, tolerated
+from gpuplane.plan import Plan, PlannedResource
+from gpuplane.plan.deploy.scheduling import NodeShape, fits, tolerated
 
 GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 NODE_POOL = "gcp:container/nodePool:NodePool"

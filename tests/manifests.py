@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from components.plan import Plan, load, plan_stack
+from gpuplane.plan import Plan, load, plan_stack
 
 from .conftest import ROOT, stack_with
 from .graph import kube_objects

@@ -7,8 +7,8 @@ import ipaddress
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.aws.render import node_template_tags, subnet_cidrs, tag_slug
-from components.config import parse_config
+from gpuplane.aws.render import node_template_tags, subnet_cidrs, tag_slug
+from gpuplane.config import parse_config
 
 
 @given(st.integers(16, 20), st.integers(2, 6), st.integers(0, 255))

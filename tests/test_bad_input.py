@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.catalog import PLATFORMS
-from components.config import ConfigError
+from gpuplane.catalog import PLATFORMS
+from gpuplane.config import ConfigError
 
 from .badinput import model_keys, pattern_of, run_program, stack_of
 from .conftest import ROOT

@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.catalog import GPUS, PLATFORMS
-from components.config.model import StackConfig
-from components.plan.stackfile import StackFile, load
+from gpuplane.catalog import GPUS, PLATFORMS
+from gpuplane.config.model import StackConfig
+from gpuplane.plan.stackfile import StackFile, load
 
 from .badinput import run_program, set_path, steps
 from .conftest import ROOT, STACKS

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from components.aws.render import NODE_POLICIES
-from components.plan import Plan, PlannedResource, load, plan_stack
+from gpuplane.aws.render import NODE_POLICIES
+from gpuplane.plan import Plan, PlannedResource, load, plan_stack
 
 from .conftest import ROOT, STACKS, on_bottlerocket
 from .graph import RELEASE, kube_objects

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from components.catalog import ALIASES, GPUS, PLATFORMS, lookup
+from gpuplane.catalog import ALIASES, GPUS, PLATFORMS, lookup
 
 
 def test_seed_gpus_and_newer_ones_are_present() -> None:
@@ -51,11 +51,11 @@ def test_aliases_point_at_entries() -> None:
 def test_platform_builders_are_importable_names() -> None:
     for p in PLATFORMS.values():
         module, func = p.builder.split(":")
-        assert module.startswith("components.") and func.isidentifier()
+        assert module.startswith("gpuplane.") and func.isidentifier()
 
 
 def test_readme_shows_the_matrix_from_data() -> None:
-    from components.catalog.platforms import matrix_markdown
+    from gpuplane.catalog.platforms import matrix_markdown
 
     from .conftest import ROOT
 
@@ -65,7 +65,7 @@ def test_readme_shows_the_matrix_from_data() -> None:
 
 
 def test_config_reference_is_generated_from_the_models() -> None:
-    from components.config.reference import reference
+    from gpuplane.config.reference import reference
 
     from .conftest import ROOT
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from components.plan import Plan
+from gpuplane.plan import Plan
 
 from .conftest import STACKS
 

@@ -14,10 +14,10 @@ import yaml
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.config import ConfigError, parse_config
-from components.plan.mocks import PlanMocks
-from components.plan.runner import RecordingMonitor, install
-from components.plan.stackfile import StackFile
+from gpuplane.config import ConfigError, parse_config
+from gpuplane.plan.mocks import PlanMocks
+from gpuplane.plan.runner import RecordingMonitor, install
+from gpuplane.plan.stackfile import StackFile
 
 from .conftest import ROOT, config_problems, with_first_pool
 
@@ -78,7 +78,7 @@ def test_unknown_key_lists_known_keys() -> None:
 
 
 def test_misspelt_namespace_is_named() -> None:
-    from components.config import parse_flat
+    from gpuplane.config import parse_flat
 
     flat = {f"gpuplane:{k}": json.dumps(v) for k, v in GOOD.items()}
     flat["gpuplan:releaseChannel"] = "RAPID"
@@ -159,7 +159,7 @@ def test_every_problem_in_one_error() -> None:
 
 def test_bad_program_config_registers_nothing() -> None:
     """The `pulumi up` path: main() raises before any resource registration."""
-    from components.program import main
+    from gpuplane.program import main
 
     config = {f"gpuplane:{k}": v for k, v in with_pool(gpu="a1000").items()}
     monitor: RecordingMonitor = install(StackFile(project="gpuplane", stack="broken", config=config), PlanMocks())
@@ -177,7 +177,7 @@ def test_cli_broken_stack_exits_with_one_message(tmp_path: Path) -> None:
     broken = tmp_path / "Pulumi.broken.yaml"
     broken.write_text(yaml.safe_dump(doc))
     run = subprocess.run(
-        [sys.executable, "-m", "components.cli", "plan", str(broken), "--format", "json"],
+        [sys.executable, "-m", "gpuplane.cli", "plan", str(broken), "--format", "json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from components.config import parse_config
+from gpuplane.config import parse_config
 
 from .conftest import config_problems, with_first_pool
 

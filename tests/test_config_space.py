@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.catalog import GPUS, gpus_on
-from components.config import ConfigError, parse_config
-from components.plan import plan_stack
-from components.plan.stackfile import StackFile
+from gpuplane.catalog import GPUS, gpus_on
+from gpuplane.config import ConfigError, parse_config
+from gpuplane.plan import plan_stack
+from gpuplane.plan.stackfile import StackFile
 
 from .graph import RELEASE, gpu_node_pools, matches, node_taints, tolerates
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from components.plan import Plan, PlannedResource
-from components.plan.deploy import RULES, Violation, check
-from components.plan.deploy.graph import DeployGraph
-from components.plan.render import to_dot, to_json, to_mermaid
+from gpuplane.plan import Plan, PlannedResource
+from gpuplane.plan.deploy import RULES, Violation, check
+from gpuplane.plan.deploy.graph import DeployGraph
+from gpuplane.plan.render import to_dot, to_json, to_mermaid
 
 P = "urn:pulumi:s::p::"
 K8S = f"{P}pulumi:providers:kubernetes::k8s"
@@ -335,10 +335,10 @@ def _edges(doc: dict[str, Any]) -> list[tuple[str, str]]:
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from components.config import ConfigError, parse_flat  # noqa: E402
-from components.config.base import DNS_LABEL  # noqa: E402
-from components.plan import load  # noqa: E402
-from components.plan.deploy import stated_crds  # noqa: E402
+from gpuplane.config import ConfigError, parse_flat  # noqa: E402
+from gpuplane.config.base import DNS_LABEL  # noqa: E402
+from gpuplane.plan import load  # noqa: E402
+from gpuplane.plan.deploy import stated_crds  # noqa: E402
 
 from .conftest import ROOT, STACKS, stack_with  # noqa: E402
 
@@ -378,8 +378,8 @@ def test_global_names_are_valid_and_unique_for_any_cluster_name(stack: str, name
 def test_plan_fails_with_each_violation_and_check_lists_the_rules(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from components import cli
-    from components.plan import deploy
+    from gpuplane import cli
+    from gpuplane.plan import deploy
 
     assert cli.main(["plan", "gcp-standard", "--check"]) == 0
     out = capsys.readouterr().out

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from components.cli import main as cli_main
-from components.plan import Plan
-from components.plan.diff import changed_paths, diff
-from components.plan.replacement import Effect
+from gpuplane.cli import main as cli_main
+from gpuplane.plan import Plan
+from gpuplane.plan.diff import changed_paths, diff
+from gpuplane.plan.replacement import Effect
 
 from .conftest import ROOT, load_stack_config, stack_with
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.catalog import GPUS, NODE_IMAGES
-from components.plan import Plan
+from gpuplane.catalog import GPUS, NODE_IMAGES
+from gpuplane.plan import Plan
 
 from .conftest import ROOT, stack_with
 from .graph import RELEASE, kube_objects, tolerates

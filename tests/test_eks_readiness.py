@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-from components.plan import Plan, PlannedResource
-from components.plan.deploy.graph import DeployGraph
+from gpuplane.plan import Plan, PlannedResource
+from gpuplane.plan.deploy.graph import DeployGraph
 
 from .conftest import load_stack_config, stack_with
 

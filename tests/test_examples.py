@@ -9,10 +9,10 @@ import pytest
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.plan import load
-from components.plan.deploy import check
-from components.plan.mocks import PlanMocks
-from components.plan.runner import Plan, install, tree_order
+from gpuplane.plan import load
+from gpuplane.plan.deploy import check
+from gpuplane.plan.mocks import PlanMocks
+from gpuplane.plan.runner import Plan, install, tree_order
 
 from .conftest import ROOT
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.catalog import GPUS
-from components.fleet import spread
-from components.plan import Plan
+from gpuplane.catalog import GPUS
+from gpuplane.fleet import spread
+from gpuplane.plan import Plan
 
 from .conftest import FLEETS, STACKS, config_problems, load_stack_config
 from .graph import RELEASE
@@ -269,8 +269,8 @@ def test_allocate_keeps_every_region_within_quota(
     quotas: list[dict[str, int]], inference: int, training: int, fixed: int
 ) -> None:
     """Several pools share one GPU type's quota (a fixed pool plus a spread one): never above quota."""
-    from components.config import ConfigError, parse_config
-    from components.fleet import allocate
+    from gpuplane.config import ConfigError, parse_config
+    from gpuplane.fleet import allocate
 
     regions = ["us-central1", "europe-west4", "asia-southeast1"]
     raw = {

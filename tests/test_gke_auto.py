@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import yaml
 
-from components.catalog import GPUS
-from components.plan import Plan
+from gpuplane.catalog import GPUS
+from gpuplane.plan import Plan
 
 from .conftest import config_problems, load_stack_config, stack_with
 from .graph import RELEASE, kube_objects, matches, tolerates

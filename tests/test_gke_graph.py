@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import yaml
 
-from components.catalog import lookup
-from components.plan import Plan
+from gpuplane.catalog import lookup
+from gpuplane.plan import Plan
 
 from .conftest import ROOT, stack_with
 from .graph import RELEASE, children, gpu_node_pools, kube_objects, matches, node_taints, tolerates

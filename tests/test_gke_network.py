@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components.catalog.availability import known_regions
-from components.config import parse_config
-from components.config.base import DNS_LABEL
-from components.gcp import network
-from components.gcp.render import initial_node_count, node_service_account_id
-from components.plan import Plan, PlannedResource, load
-from components.plan.mocks import PlanMocks
-from components.plan.runner import install
+from gpuplane.catalog.availability import known_regions
+from gpuplane.config import parse_config
+from gpuplane.config.base import DNS_LABEL
+from gpuplane.gcp import network
+from gpuplane.gcp.render import initial_node_count, node_service_account_id
+from gpuplane.plan import Plan, PlannedResource, load
+from gpuplane.plan.mocks import PlanMocks
+from gpuplane.plan.runner import install
 
 from .conftest import ROOT, load_stack_config, stack_with
 
@@ -115,7 +115,7 @@ cluster_names = st.from_regex(DNS_LABEL, fullmatch=True).filter(lambda s: len(s)
 
 
 def fleet_names(base: str, regions: list[str]) -> list[str]:
-    """Cluster names a fleet derives (components/fleet.py region_configs), those the config accepts."""
+    """Cluster names a fleet derives (components/gpuplane/fleet.py region_configs), those the config accepts."""
     return [f"{base}-{r}" for r in regions if len(f"{base}-{r}") <= 40]
 
 

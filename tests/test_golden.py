@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from components.plan import Plan
+from gpuplane.plan import Plan
 
 from .conftest import SINGLE as STACKS
 from .conftest import golden, to_yaml

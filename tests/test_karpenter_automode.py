@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from components.catalog import GPUS, NODE_IMAGES
-from components.plan import Plan
+from gpuplane.catalog import GPUS, NODE_IMAGES
+from gpuplane.plan import Plan
 
 from .conftest import STACKS, config_problems, load_stack_config, need_reference, stack_with
 from .crds import cel_results, crd_schema, schema_errors

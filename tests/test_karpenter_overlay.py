@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from components.catalog import GPUS
-from components.placement import placement
-from components.plan import Plan, StackFile
+from gpuplane.catalog import GPUS
+from gpuplane.placement import placement
+from gpuplane.plan import Plan, StackFile
 
 from .conftest import load_stack_config, need_reference, stack_with
 from .graph import RELEASE, kube_objects
@@ -77,7 +77,7 @@ def test_each_class_pod_fits_a_node_karpenter_would_launch(stack: str, plan_of: 
     """What gpuplane's pod fragment asks for fits the capacity Karpenter models for the class: the
     instance type's `nvidia.com/gpu` (one per GPU) with the class's overlay applied on top (it replaces
     the resources it names: kubernetes-sigs/karpenter pkg/cloudprovider/types.go `ApplyCapacityOverlay`)."""
-    from components.config import parse_flat
+    from gpuplane.config import parse_flat
 
     sf = shared_stack() if stack == "shared" else stack_with("aws-karpenter")
     cfg = parse_flat(sf.flat_config())
@@ -153,8 +153,8 @@ def test_overlays_validate_against_the_crd_and_its_cel_rules(plan_of: Callable[.
     ],
 )
 def test_cel_checks_catch_a_bad_overlay(change: Callable[[dict[str, Any]], None], message: str) -> None:
-    from components.aws.karpenter_render import gpu_overlay
-    from components.config import parse_flat
+    from gpuplane.aws.karpenter_render import gpu_overlay
+    from gpuplane.config import parse_flat
 
     from .crds import cel_results, crd_schema
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from components.catalog import PLATFORMS
-from components.catalog.platforms import Source
-from components.plan import Plan
+from gpuplane.catalog import PLATFORMS
+from gpuplane.catalog.platforms import Source
+from gpuplane.plan import Plan
 
 from .conftest import STACKS, load_stack_config
 from .graph import kube_objects

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from components.plan import Plan, PlannedResource
-from components.plan.deploy.scheduling import AUTO_MODE_BUILTIN
+from gpuplane.plan import Plan, PlannedResource
+from gpuplane.plan.deploy.scheduling import AUTO_MODE_BUILTIN
 
 from .conftest import SINGLE, load_stack_config, stack_with
 from .graph import RELEASE, tolerates
@@ -62,7 +62,7 @@ def test_crd_release_survives_its_removal_and_adopts_unowned_crds(plan_of: Calla
 
 def test_crd_chart_carries_the_operator_version_of_kube_prometheus_stack() -> None:
     """Switching between `prometheus-operator` and `install` must never downgrade a CRD."""
-    from components.pins import CHARTS
+    from gpuplane.pins import CHARTS
 
     assert CHARTS["prometheus-operator-crds"].app_version == CHARTS["kube-prometheus-stack"].app_version
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.catalog import PLATFORMS
-from components.catalog.platforms import Source
-from components.plan import Plan
+from gpuplane.catalog import PLATFORMS
+from gpuplane.catalog.platforms import Source
+from gpuplane.plan import Plan
 
 from .conftest import SINGLE as STACKS
 from .conftest import load_stack_config, stack_with

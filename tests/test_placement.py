@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, namespace_of, parse_config
-from components.config.model import StackConfig
-from components.placement import placement, pod
-from components.plan import Plan, load
+from gpuplane.config import ConfigError, namespace_of, parse_config
+from gpuplane.config.model import StackConfig
+from gpuplane.placement import placement, pod
+from gpuplane.plan import Plan, load
 
 from .conftest import ROOT, STACKS, stack_with
 from .graph import RELEASE, could_match, kube_objects, node_models, tolerates
@@ -28,7 +28,7 @@ CASES = [(s, p.name) for s in STACKS for p in config(s).gpuPools]
 
 @pytest.mark.parametrize(("stack", "pool"), CASES)
 def test_fragment_lands_on_its_pool_and_no_other(stack: str, pool: str, plan_of: Callable[..., Plan]) -> None:
-    from components.fleet import region_configs
+    from gpuplane.fleet import region_configs
 
     plan = plan_of(stack)
     models = node_models(plan)
@@ -53,7 +53,7 @@ def test_fragment_lands_on_its_pool_and_no_other(stack: str, pool: str, plan_of:
 def auto_provisioned_node_fits(plan: Plan, cfg: StackConfig, pool: str, fragment: dict[str, Any]) -> None:
     """The node GKE would create for the pod: its accelerator is allowed by NAP's limits (Autopilot: any),
     it carries the GKE labels the pod selects, and the pod tolerates GKE's GPU (and spot) taints."""
-    from components.catalog import GPUS
+    from gpuplane.catalog import GPUS
 
     p = next(x for x in cfg.gpuPools if x.name == pool)
     gpu = GPUS[p.gpu]
@@ -64,7 +64,7 @@ def auto_provisioned_node_fits(plan: Plan, cfg: StackConfig, pool: str, fragment
     node = {"cloud.google.com/gke-accelerator": {gpu.gcp.accelerator}}
     if p.spot:
         node["cloud.google.com/gke-spot"] = {"true"}
-    from components.nvidia.sharing import gke_node_labels
+    from gpuplane.nvidia.sharing import gke_node_labels
 
     node.update({k: {v} for k, v in gke_node_labels(p).items()})
     assert could_match(fragment["affinity"], node)
@@ -100,7 +100,7 @@ def test_placement_errors(stack: str, pool: str, gpus: int, message: str) -> Non
 
 
 def test_cli_prints_the_fragment(capsys: pytest.CaptureFixture[str]) -> None:
-    from components.cli import main
+    from gpuplane.cli import main
 
     assert main(["placement", "aws-managed", "training", "--gpus", "8"]) == 0
     assert yaml.safe_load(capsys.readouterr().out) == placement(config("aws-managed"), "training", 8)

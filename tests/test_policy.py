@@ -33,7 +33,7 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from components.plan import Plan, PlannedResource
+from gpuplane.plan import Plan, PlannedResource
 
 from .conftest import ROOT, STACKS, stack_with
 from .graph import gpu_node_pools, node_models

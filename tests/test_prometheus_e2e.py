@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan import load, plan_stack
+from gpuplane.plan import load, plan_stack
 
 from .conftest import ROOT
 from .conftest import SINGLE as STACKS

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.monitoring.rules import RuleSettings, rule_groups, rules_file_yaml
-from components.plan import Plan
+from gpuplane.monitoring.rules import RuleSettings, rule_groups, rules_file_yaml
+from gpuplane.plan import Plan
 
 from .conftest import SINGLE as STACKS
 from .engines import engine

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.schema import generate_schema
 
-from components.plan import Plan
-from components.provider import COMPONENTS
+from gpuplane.plan import Plan
+from gpuplane.provider import COMPONENTS
 
 from .conftest import ROOT
 
@@ -44,10 +44,10 @@ def test_facade_builds_a_platform_under_mocks(plan_of: Callable[..., Plan]) -> N
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
-    from components.plan.mocks import PlanMocks
-    from components.plan.runner import install
-    from components.plan.stackfile import StackFile
-    from components.provider import GpuPlatform
+    from gpuplane.plan.mocks import PlanMocks
+    from gpuplane.plan.runner import install
+    from gpuplane.plan.stackfile import StackFile
+    from gpuplane.provider import GpuPlatform
 
     from .conftest import load_stack_config
 

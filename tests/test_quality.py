@@ -1,4 +1,4 @@
-"""Quality gates, run by the test command itself: ruff, mypy (strict on components/), and a wheel that
+"""Quality gates, run by the test command itself: ruff, mypy (strict on the `gpuplane` package), and a wheel that
 installs and imports cleanly outside the source tree."""
 
 from __future__ import annotations
@@ -52,10 +52,11 @@ def test_wheel_installs_and_plans_outside_the_tree(tmp_path: Path) -> None:
         timeout=600,
     )
     assert install.returncode == 0, install.stdout + install.stderr
-    assert (target / "components" / "py.typed").is_file()
+    assert (target / "gpuplane" / "py.typed").is_file()
+    assert not (target / "components").exists(), "the wheel must not install a top-level `components`"
     code = (
-        "import components, sys; assert components.__file__.startswith(sys.argv[1]);"
-        "from components.plan import load, plan_stack;"
+        "import gpuplane, sys; assert gpuplane.__file__.startswith(sys.argv[1]);"
+        "from gpuplane.plan import load, plan_stack;"
         "[plan_stack(load(sys.argv[2] + f'/stacks/Pulumi.{s}.yaml')) for s in ('gcp-standard', 'aws-karpenter')]"
     )
     run = subprocess.run(
@@ -71,7 +72,7 @@ def test_wheel_installs_and_plans_outside_the_tree(tmp_path: Path) -> None:
 
 def test_declared_dependencies_cover_every_import() -> None:
     """The wheel check runs with this environment's packages, so check `dependencies` itself: every
-    third-party module `components/` imports must come from a declared distribution."""
+    third-party module `gpuplane` imports must come from a declared distribution."""
     import tomllib
 
     declared = {
@@ -97,7 +98,7 @@ def test_declared_dependencies_cover_every_import() -> None:
                 imported |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 imported.add(node.module.split(".")[0])
-    third_party = imported - stdlib - {"components", "__future__"}
+    third_party = imported - stdlib - {"gpuplane", "__future__"}
     unknown = third_party - set(module_of)
     assert not unknown, f"map these imports to distributions: {unknown}"
     assert {module_of[m] for m in third_party} <= declared

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.pins import CHARTS
-from components.plan import Plan
+from gpuplane.pins import CHARTS
+from gpuplane.plan import Plan
 
 from .conftest import STACKS, need_reference
 from .graph import RELEASE
@@ -107,7 +107,7 @@ def test_pins_match_published_chart(key: str) -> None:
 
 def test_rules_use_only_default_dcgm_counters() -> None:
     """Every DCGM field the rules and dashboard read is in dcgm-exporter's default counter lists."""
-    from components.monitoring.rules import METRICS_USED, RuleSettings, rule_groups
+    from gpuplane.monitoring.rules import METRICS_USED, RuleSettings, rule_groups
 
     ref = need_reference()
     for csv in ("default-counters.csv", "dcp-metrics-included.csv"):

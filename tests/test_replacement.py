@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from components.catalog import PLATFORMS
-from components.plan import Plan, load, plan_stack
-from components.plan.diff import diff
-from components.plan.replacement import RULES, Effect, classify, covered, ignored_paths, rules_for
-from components.plan.stackfile import StackFile
+from gpuplane.catalog import PLATFORMS
+from gpuplane.plan import Plan, load, plan_stack
+from gpuplane.plan.diff import diff
+from gpuplane.plan.replacement import RULES, Effect, classify, covered, ignored_paths, rules_for
+from gpuplane.plan.stackfile import StackFile
 
 from .conftest import ROOT, SINGLE, STACKS
 from .test_upgrade_safety import MUST_NOT_REPLACE, owned_by_pool, pool_candidates, valid

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan import Plan
+from gpuplane.plan import Plan
 
 from .conftest import config_problems, load_stack_config, stack_with
 from .graph import RELEASE, gpu_node_pools, kube_objects

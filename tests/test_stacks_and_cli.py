@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 import yaml
 
-from components.cli import main as cli_main
-from components.plan import Plan
+from gpuplane.cli import main as cli_main
+from gpuplane.plan import Plan
 
 from .conftest import ROOT, STACKS
 
@@ -37,7 +37,7 @@ def test_plan_is_deterministic(plan_of: Callable[..., Plan]) -> None:
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "components.cli", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "gpuplane.cli", *args], cwd=ROOT, capture_output=True, text=True, check=False
     )
 
 
@@ -102,7 +102,7 @@ def test_gpus_command(capsys: pytest.CaptureFixture[str]) -> None:
 )
 def test_stack_imports_only_its_cloud_sdks(stack: str, not_imported: list[str]) -> None:
     code = (
-        f"import sys; from components.plan import load, plan_stack; plan_stack(load({stack!r}));"
+        f"import sys; from gpuplane.plan import load, plan_stack; plan_stack(load({stack!r}));"
         f"print([m for m in {not_imported!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -114,9 +114,9 @@ def test_readme_python_example_runs_under_mocks() -> None:
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
-    from components.plan.mocks import PlanMocks
-    from components.plan.runner import install
-    from components.plan.stackfile import StackFile
+    from gpuplane.plan.mocks import PlanMocks
+    from gpuplane.plan.runner import install
+    from gpuplane.plan.stackfile import StackFile
 
     readme = (ROOT / "README.md").read_text()
     code = readme.split("## Use the components in your own program")[1].split("```python")[1].split("```")[0]
@@ -127,21 +127,23 @@ def test_readme_python_example_runs_under_mocks() -> None:
 
 
 def test_every_subpackage_is_packaged() -> None:
-    """`pip install .` (not only -e) must ship every subpackage of components/."""
+    """`pip install .` (not only -e) must ship every subpackage of gpuplane (components/gpuplane/)."""
     import tomllib
 
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     include = meta["tool"]["setuptools"]["packages"]["find"]["include"]
     from setuptools import find_packages
 
-    found = set(find_packages(where=str(ROOT), include=include))
-    on_disk = {".".join(p.relative_to(ROOT).parts[:-1]) for p in (ROOT / "components").rglob("__init__.py")}
+    src = ROOT / meta["tool"]["setuptools"]["packages"]["find"]["where"][0]
+    found = set(find_packages(where=str(src), include=include))
+    on_disk = {".".join(p.relative_to(src).parts[:-1]) for p in src.rglob("__init__.py")}
+    assert all(name.split(".")[0] == "gpuplane" for name in found), found
     assert on_disk and on_disk <= found, on_disk - found
 
 
 @pytest.mark.parametrize("stack", ["gcp-standard", "aws-karpenter"])
 def test_readme_pictures_are_generated_from_the_plan(stack: str, plan_of: Callable[..., Plan]) -> None:
-    from components.plan.render import to_mermaid
+    from gpuplane.plan.render import to_mermaid
 
     readme = (ROOT / "README.md").read_text()
     block = readme.split(f"<!-- picture:{stack}:start -->")[1].split(f"<!-- picture:{stack}:end -->")[0]

@@ -6,7 +6,7 @@
 - Adding or removing a pool, or toggling monitoring or GPU sharing, must leave every other resource's
   URN and inputs alone (Hypothesis over the shipped single-cluster stacks).
 - A holder's allowed changes must not replace a cluster or node pool (the replacement table,
-  components/plan/replacement.py, decides: e.g. NAP's clusterAutoscaling and GKE's monitoringConfig update
+  components/gpuplane/plan/replacement.py, decides: e.g. NAP's clusterAutoscaling and GKE's monitoringConfig update
   in place).
 - Clusters honour `protect`/`retainOnDelete`, and GKE/EKS deletion protection is on by default.
 """
@@ -23,12 +23,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.catalog import GPUS, PLATFORMS, gpus_on
-from components.config import ConfigError, parse_config
-from components.plan import Plan, PlannedResource, load, plan_stack
-from components.plan.diff import changed_paths
-from components.plan.replacement import classify, covers
-from components.plan.stackfile import StackFile
+from gpuplane.catalog import GPUS, PLATFORMS, gpus_on
+from gpuplane.config import ConfigError, parse_config
+from gpuplane.plan import Plan, PlannedResource, load, plan_stack
+from gpuplane.plan.diff import changed_paths
+from gpuplane.plan.replacement import classify, covers
+from gpuplane.plan.stackfile import StackFile
 
 from .conftest import ROOT, SINGLE, STACKS, golden, stack_with
 

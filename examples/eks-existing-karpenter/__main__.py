@@ -4,10 +4,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.karpenter import Karpenter, KarpenterArgs
-from components.aws.platform import operator_args
-from components.config import parse_config
-from components.nvidia.operator import GpuOperator
+from gpuplane.aws.karpenter import Karpenter, KarpenterArgs
+from gpuplane.aws.platform import operator_args
+from gpuplane.config import parse_config
+from gpuplane.nvidia.operator import GpuOperator
 
 conf = pulumi.Config()
 cfg = parse_config(

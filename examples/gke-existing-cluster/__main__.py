@@ -3,11 +3,11 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import parse_config
-from components.gcp import GkeGpuNodePools, GkeGpuNodePoolsArgs
-from components.gcp.platform import exporter_args, scrape_target
-from components.monitoring.wiring import gpu_monitoring, monitoring_outputs
-from components.nvidia.dcgm import DcgmExporter
+from gpuplane.config import parse_config
+from gpuplane.gcp import GkeGpuNodePools, GkeGpuNodePoolsArgs
+from gpuplane.gcp.platform import exporter_args, scrape_target
+from gpuplane.monitoring.wiring import gpu_monitoring, monitoring_outputs
+from gpuplane.nvidia.dcgm import DcgmExporter
 
 conf = pulumi.Config()
 cfg = parse_config(

@@ -4,14 +4,14 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.aws.platform import operator_args
-from components.aws.platform import scrape_target as eks_target
-from components.config import parse_config
-from components.gcp.platform import exporter_args
-from components.gcp.platform import scrape_target as gke_target
-from components.monitoring.wiring import gpu_monitoring
-from components.nvidia.dcgm import DcgmExporter
-from components.nvidia.operator import GpuOperator
+from gpuplane.aws.platform import operator_args
+from gpuplane.aws.platform import scrape_target as eks_target
+from gpuplane.config import parse_config
+from gpuplane.gcp.platform import exporter_args
+from gpuplane.gcp.platform import scrape_target as gke_target
+from gpuplane.monitoring.wiring import gpu_monitoring
+from gpuplane.nvidia.dcgm import DcgmExporter
+from gpuplane.nvidia.operator import GpuOperator
 
 conf = pulumi.Config()
 kind = conf.require("platform")  # the matrix row of the cluster: eks-managed or gke-standard

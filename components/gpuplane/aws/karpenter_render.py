@@ -233,7 +233,7 @@ def gpu_overlay(pool: GpuPool) -> dict[str, Any] | None:
     pods asking for `nvidia.com/mig-<profile>` never make it launch a node, and time-sliced or MPS
     replicas are packed one per GPU (too many nodes). The overlay sets the capacity per node of the
     class's NodePool (`karpenter.sh/nodepool`), for its instance types (`instance-gpu-count`); the
-    device plugin then advertises the same amount on the real node (`components/nvidia/sharing.py`).
+    device plugin then advertises the same amount on the real node (`components/gpuplane/nvidia/sharing.py`).
     """
     if pool.sharing is None:
         return None

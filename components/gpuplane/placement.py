@@ -2,8 +2,8 @@
 one GPU pool of a stack, on that platform's real node labels. They follow the seed's example pod spec.
 
 ```python
-from components.config import parse_config
-from components.placement import placement
+from gpuplane.config import parse_config
+from gpuplane.placement import placement
 fragment = placement(cfg, "inference", gpus=1)   # {"resources": ..., "affinity": ..., "tolerations": ...}
 ```
 """

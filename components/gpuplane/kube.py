@@ -36,7 +36,7 @@ def pinned_release(
     skip_crds: bool = False,
     take_ownership: bool = False,
 ) -> k8s.helm.v3.Release:
-    """A Helm release of a chart pinned in `components.pins`, with a fixed release name (so the
+    """A Helm release of a chart pinned in `gpuplane.pins`, with a fixed release name (so the
     Services and labels its templates create are known before deploy). OCI charts are addressed by URL.
 
     `take_ownership` adopts objects of the chart that already exist without this release's Helm

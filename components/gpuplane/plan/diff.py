@@ -1,7 +1,7 @@
 """Offline plan diff for pull requests: resources added, removed and changed (with the changed input
 paths), and which changes replace a resource or disrupt its nodes.
 
-The classification is the replacement table (components/plan/replacement.py), taken from the providers'
+The classification is the replacement table (components/gpuplane/plan/replacement.py), taken from the providers'
 schema source. Paths a resource lists in `ignoreChanges` never count as changes, as in the engine.
 """
 

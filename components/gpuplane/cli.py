@@ -93,7 +93,7 @@ def _plan_at(rev: str, stack: str) -> dict[str, object]:
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         env = {**os.environ, "PYTHONPATH": tmp}
         out = subprocess.run(
-            [sys.executable, "-m", "components.cli", "plan", stack, "--format", "json"],
+            [sys.executable, "-m", "gpuplane.cli", "plan", stack, "--format", "json"],
             cwd=tmp,
             env=env,
             capture_output=True,

@@ -12,7 +12,7 @@ from .model import StackConfig
 
 
 def _type(tp: Any) -> str:
-    text = str(tp).replace("typing.", "").replace("components.config.", "")
+    text = str(tp).replace("typing.", "").replace("gpuplane.config.", "")
     for prefix in ("model.", "aws.", "gcp.", "fleet.", "monitoring.", "provisioning.", "sharing.", "<class '", "'>"):
         text = text.replace(prefix, "")
     return text
@@ -23,7 +23,7 @@ def reference() -> str:
     out = [
         "# Stack config reference",
         "",
-        "Generated from `components/config` by `python scripts/render_docs.py` (a test keeps it in sync).",
+        "Generated from `components/gpuplane/config` by `python scripts/render_docs.py` (a test keeps it in sync).",
         "Every key lives under the `gpuplane:` namespace of `stacks/Pulumi.<stack>.yaml`.",
     ]
     seen: set[type[BaseModel]] = set()

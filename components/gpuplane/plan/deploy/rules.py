@@ -1,7 +1,7 @@
 """Readiness rules of a real `pulumi up`, as data: each table row says what a resource type needs to
 exist before it is created, or what must hold of its name, with the upstream source of the claim.
 
-The simulator (`components.plan.deploy.check`) walks a plan against these tables; nothing here is
+The simulator (`gpuplane.plan.deploy.check`) walks a plan against these tables; nothing here is
 per-stack logic.
 """
 

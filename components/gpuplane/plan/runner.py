@@ -1,6 +1,6 @@
 """Run the real stack program under Pulumi mocks and record what the engine would receive.
 
-`plan_stack` is the offline plan: the same `components.program.main` that `pulumi up` runs, with the
+`plan_stack` is the offline plan: the same `gpuplane.program.main` that `pulumi up` runs, with the
 engine swapped for a recording `MockMonitor`. Config is validated before the mocks are installed, so a
 bad stack registers nothing.
 """

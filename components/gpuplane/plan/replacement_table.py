@@ -3,7 +3,7 @@
 Paths are Pulumi input names (camelCase, list blocks pluralised by the bridge, e.g. terraform
 `guest_accelerator` -> `guestAccelerators`). Sources name the upstream repo, file and schema field.
 Flags: "exact" (an SDKv2 ForceNew block: only adding/removing it replaces), "when_removed", "target=<child>".
-See components/plan/replacement.py for how they are read.
+See components/gpuplane/plan/replacement.py for how they are read.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ class SystemPods:
 GPUPLANE_SYSTEM_POOL = SystemPods(
     node_selector=MappingProxyType({"gpuplane.io/role": "system"}),
     nodes="gpuplane's own system node pool/group, labelled gpuplane.io/role=system and untainted "
-    "(components/gcp/render.py, components/aws/render.py)",
+    "(components/gpuplane/gcp/render.py, components/gpuplane/aws/render.py)",
 )
 
 AUTO_MODE_SYSTEM_POOL = SystemPods(
@@ -112,7 +112,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.PLATFORM,
                 metrics=Source.DCGM_EXPORTER,
-                builder="components.gcp.platform:build",
+                builder="gpuplane.gcp.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "gke-managed", "install"),
                 description="GKE Standard: GKE installs the driver (gpu_driver_installation_config), "
                 "toolkit and device plugin; gpuplane adds dcgm-exporter for metrics.",
@@ -125,7 +125,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.GPU_OPERATOR,
                 metrics=Source.GPU_OPERATOR,
-                builder="components.aws.platform:build",
+                builder="gpuplane.aws.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 description="EKS: the AL2023 NVIDIA AMI ships driver and toolkit; the gpu-operator adds the "
                 "device plugin, GFD and dcgm-exporter (driver and toolkit follow the node image).",
@@ -138,7 +138,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.PLATFORM,
                 metrics=Source.DCGM_EXPORTER,
-                builder="components.gcp.platform:build",
+                builder="gpuplane.gcp.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "gke-managed", "install"),
                 fixed_pools=False,
                 sections=("autoProvisioning",),
@@ -153,7 +153,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.PLATFORM,
                 metrics=Source.PLATFORM,
-                builder="components.gcp.autopilot:build",
+                builder="gpuplane.gcp.autopilot:build",
                 integrations=("gke-managed", "scrape-config"),
                 fixed_pools=False,
                 min_pools=0,
@@ -171,7 +171,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.GPU_OPERATOR,
                 metrics=Source.GPU_OPERATOR,
-                builder="components.aws.platform:build",
+                builder="gpuplane.aws.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 fixed_pools=False,
                 sections=("karpenter",),
@@ -186,7 +186,7 @@ PLATFORMS: Mapping[str, Platform] = MappingProxyType(
                 toolkit=Source.PLATFORM,
                 device_plugin=Source.PLATFORM,
                 metrics=Source.DCGM_EXPORTER,
-                builder="components.aws.platform:build",
+                builder="gpuplane.aws.platform:build",
                 integrations=("scrape-config", "prometheus-operator", "install"),
                 fixed_pools=False,
                 sharing=(),

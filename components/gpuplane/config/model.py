@@ -2,7 +2,7 @@
 
 Field names are the camelCase keys users write in `stacks/Pulumi.<stack>.yaml`. Checks that need the
 GPU catalog or the platform (which cloud) read them from the validation context, so every bad key is
-reported in one pass (see `components.config.load`).
+reported in one pass (see `gpuplane.config.load`).
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ class StackConfig(_Model):
     smokeTest: SmokeTest | None = None
     """Optional `nvidia-smi` Job per pool that proves each pool can run a GPU pod."""
     fleet: FleetConfig | None = None
-    """Lay the platform over several regions, one cluster each (see `components.fleet`)."""
+    """Lay the platform over several regions, one cluster each (see `gpuplane.fleet`)."""
     prices: PriceConfig = Field(default_factory=PriceConfig)
     """Price overrides for the capacity and cost summary."""
     monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)
