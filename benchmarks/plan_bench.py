@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "components"))
 
 import pulumi  # noqa: E402
 from pulumi.runtime.stack import run_pulumi_func  # noqa: E402

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "components"))
 
 from gpuplane.plan import load, plan_stack  # noqa: E402
 from gpuplane.plan.render import to_dot, to_mermaid  # noqa: E402
