@@ -1,8 +1,10 @@
-"""Regenerate the plan pictures: docs/pictures/<stack>.{mmd,dot,svg} and the Mermaid blocks in README.md.
+"""Regenerate the plan pictures: docs/pictures/<stack>.{mmd,dot,svg} and the Mermaid blocks in
+docs/offline-plan.md.
 
     python scripts/render_pictures.py        # SVGs need Graphviz's `dot` (Debian: apt-get install graphviz)
 
-A test checks that README's Mermaid blocks equal what this script writes, so the pictures can't go stale.
+A test checks that docs/offline-plan.md's Mermaid blocks equal what this script writes, so the pictures
+can't go stale.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ STACKS = ("gcp-standard", "aws-karpenter")
 def main() -> None:
     out = ROOT / "docs" / "pictures"
     out.mkdir(parents=True, exist_ok=True)
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "offline-plan.md").read_text()
     for stack in STACKS:
         plan = plan_stack(load(stack, ROOT))
         mermaid, dot = to_mermaid(plan), to_dot(plan)
@@ -37,7 +39,7 @@ def main() -> None:
         block = f"{start}\n```mermaid\n{mermaid}\n```\n{end}"
         pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
         readme = pattern.sub(lambda _m, b=block: b, readme)
-    (ROOT / "README.md").write_text(readme)
+    (ROOT / "docs" / "offline-plan.md").write_text(readme)
 
 
 if __name__ == "__main__":

@@ -106,8 +106,8 @@ def test_cli_prints_the_fragment(capsys: pytest.CaptureFixture[str]) -> None:
     assert yaml.safe_load(capsys.readouterr().out) == placement(config("aws-managed"), "training", 8)
 
 
-def test_readme_rebuilds_the_seed_pod_with_the_helper() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_docs_rebuild_the_seed_pod_with_the_helper() -> None:
+    readme = (ROOT / "docs" / "placement.md").read_text()
     block = readme.split("<!-- placement:start")[1].split("```yaml")[1].split("```")[0]
     cfg = parse_config({**namespace_of(load("gcp-standard", ROOT).flat_config())})
     assert yaml.safe_load(block) == placement(cfg, "training", 2)

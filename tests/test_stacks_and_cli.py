@@ -110,7 +110,7 @@ def test_stack_imports_only_its_cloud_sdks(stack: str, not_imported: list[str]) 
 
 
 def test_readme_python_example_runs_under_mocks() -> None:
-    """The README's "use the components" snippet is a real program: run it under the plan's mocks."""
+    """docs/library.md's "use the components" snippet is a real program: run it under the plan's mocks."""
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
@@ -118,8 +118,8 @@ def test_readme_python_example_runs_under_mocks() -> None:
     from gpuplane.plan.runner import install
     from gpuplane.plan.stackfile import StackFile
 
-    readme = (ROOT / "README.md").read_text()
-    code = readme.split("## Use the components in your own program")[1].split("```python")[1].split("```")[0]
+    readme = (ROOT / "docs" / "library.md").read_text()
+    code = readme.split("# Use the components in your own program")[1].split("```python")[1].split("```")[0]
     monitor = install(StackFile(project="gpuplane", stack="readme", config={}), PlanMocks())
     _sync_await(run_pulumi_func(lambda: exec(code, {"__name__": "readme"})))
     types = {r.type for r in monitor.registrations}
@@ -142,10 +142,10 @@ def test_every_subpackage_is_packaged() -> None:
 
 
 @pytest.mark.parametrize("stack", ["gcp-standard", "aws-karpenter"])
-def test_readme_pictures_are_generated_from_the_plan(stack: str, plan_of: Callable[..., Plan]) -> None:
+def test_docs_pictures_are_generated_from_the_plan(stack: str, plan_of: Callable[..., Plan]) -> None:
     from gpuplane.plan.render import to_mermaid
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "offline-plan.md").read_text()
     block = readme.split(f"<!-- picture:{stack}:start -->")[1].split(f"<!-- picture:{stack}:end -->")[0]
     assert block.strip() == f"```mermaid\n{to_mermaid(plan_of(stack))}\n```", "run scripts/render_pictures.py"
     assert (ROOT / "docs" / "pictures" / f"{stack}.mmd").read_text().strip() == to_mermaid(plan_of(stack))
