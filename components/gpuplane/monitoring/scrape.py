@@ -32,6 +32,8 @@ class ScrapeTarget:
     """With role `pod`: the port the metrics listen on (the pods need not declare it)."""
     static_labels: Mapping[str, str] = field(default_factory=dict)
     """Labels put on every series (`cluster`, `region`), so one Prometheus can tell clusters apart."""
+    daemonset: str = ""
+    """Name of the exporter's DaemonSet (its pods' `created_by_name` in kube-state-metrics), when gpuplane knows it."""
 
 
 def static_relabels(target: ScrapeTarget) -> list[dict[str, Any]]:
