@@ -64,7 +64,10 @@ def operator_job(sm: dict[str, Any]) -> dict[str, Any]:
     keep = [
         {
             "action": "keep",
-            "source_labels": [f"__meta_kubernetes_service_label_{_san(k)}", f"__meta_kubernetes_service_labelpresent_{_san(k)}"],
+            "source_labels": [
+                f"__meta_kubernetes_service_label_{_san(k)}",
+                f"__meta_kubernetes_service_labelpresent_{_san(k)}",
+            ],
             "regex": f"({v});true",
         }
         for k, v in sorted(sm["spec"]["selector"]["matchLabels"].items())
@@ -74,7 +77,13 @@ def operator_job(sm: dict[str, Any]) -> dict[str, Any]:
         {"source_labels": ["job"], "target_label": "__tmp_prometheus_job_name"},
         *keep,
         {"action": "keep", "source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": ep["port"]},
-        {"source_labels": target, "separator": ";", "regex": "Node;(.*)", "replacement": "${1}", "target_label": "node"},
+        {
+            "source_labels": target,
+            "separator": ";",
+            "regex": "Node;(.*)",
+            "replacement": "${1}",
+            "target_label": "node",
+        },
         {"source_labels": target, "separator": ";", "regex": "Pod;(.*)", "replacement": "${1}", "target_label": "pod"},
         {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
         {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "service"},
@@ -254,7 +263,11 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def in_cluster(expr: str, model: LabelModel, cluster: str) -> str:
     """`expr` restricted to one cluster's series: the rules as that cluster's own Prometheus evaluates them."""
-    return re.sub(r"DCGM_FI_DEV_GPU_UTIL(\{)?", lambda m: f'DCGM_FI_DEV_GPU_UTIL{{{model.cluster}="{cluster}"' + ("," if m.group(1) else "}"), expr)
+    return re.sub(
+        r"DCGM_FI_DEV_GPU_UTIL(\{)?",
+        lambda m: f'DCGM_FI_DEV_GPU_UTIL{{{model.cluster}="{cluster}"' + ("," if m.group(1) else "}"),
+        expr,
+    )
 
 
 def comparable(labels: dict[str, str], model: LabelModel) -> dict[str, str]:
@@ -271,14 +284,21 @@ def expected(model: LabelModel, labels: dict[str, str], cluster: str) -> dict[st
 @pytest.mark.parametrize("integration", INTEGRATIONS)
 def test_stored_labels_and_rule_answers_match_the_label_model(integration: str, prometheus: Server) -> None:
     model, cluster = BY_INTEGRATION[integration], cluster_of(integration)
-    got = [comparable(r["metric"], model) for r in query(prometheus.base, in_cluster("DCGM_FI_DEV_GPU_UTIL", model, cluster))]
+    got = [
+        comparable(r["metric"], model)
+        for r in query(prometheus.base, in_cluster("DCGM_FI_DEV_GPU_UTIL", model, cluster))
+    ]
     want = [expected(model, fx.stored(model, g), cluster) for g in fx.GPUS]
     key = lambda d: sorted(d.items())  # noqa: E731
     assert sorted(got, key=key) == sorted(want, key=key)
     free = [r for r in got if r.get("pod") is None]
     assert len(free) == 2 and all(r.get("pod") != fx.EXPORTER_POD for r in got), "a free GPU names no pod"
 
-    groups = {r.get("alert") or r.get("record"): r["expr"] for g in rule_groups(RuleSettings(labels=model)) for r in g["rules"]}
+    groups = {
+        r.get("alert") or r.get("record"): r["expr"]
+        for g in rule_groups(RuleSettings(labels=model))
+        for r in g["rules"]
+    }
     idle = query(prometheus.base, in_cluster(groups["GpuAllocatedButIdle"], model, cluster))
     assert sorted(({k: v for k, v in r["metric"].items() if k in ("namespace", "pod")} for r in idle), key=key) == [
         {"namespace": "ml", "pod": "mig-a"},
@@ -296,11 +316,15 @@ def test_stored_labels_and_rule_answers_match_the_label_model(integration: str, 
         (ns,): n for ns, n in fx.AVG_BY_NAMESPACE.items()
     }
     # One node in this test: every GPU's series has the exporter pod's node.
-    assert answers("gpuplane:gpu_utilization:avg_by_node", model.node) == {(NODE,): sum(g.util for g in fx.GPUS) / len(fx.GPUS)}
+    assert answers("gpuplane:gpu_utilization:avg_by_node", model.node) == {
+        (NODE,): sum(g.util for g in fx.GPUS) / len(fx.GPUS)
+    }
 
 
 @pytest.mark.parametrize("stack", [*SINGLE, *FLEETS])
-def test_scrape_config_output_passes_promtool_check_config(stack: str, plan_of: Callable[[str], Plan], tmp_path: Path) -> None:
+def test_scrape_config_output_passes_promtool_check_config(
+    stack: str, plan_of: Callable[[str], Plan], tmp_path: Path
+) -> None:
     """Each stack's and fleet's `scrapeConfig`, discovery swapped for file_sd (Debian's promtool has no
     Kubernetes SD); relabelling and job names as output. A fleet's jobs have distinct names."""
     engine("promtool")

@@ -68,7 +68,9 @@ def rule_tests(model: LabelModel) -> dict[str, Any]:
                     {
                         "expr": avg,
                         "eval_time": AT,
-                        "exp_samples": [_sample(avg, {**c, "namespace": ns}, n) for ns, n in fx.AVG_BY_NAMESPACE.items()],
+                        "exp_samples": [
+                            _sample(avg, {**c, "namespace": ns}, n) for ns, n in fx.AVG_BY_NAMESPACE.items()
+                        ],
                     },
                     {
                         "expr": pod,
@@ -149,11 +151,16 @@ def exporter_absence_tests() -> dict[str, Any]:
                         "alertname": "GpuNodeWithoutExporter",
                         "exp_alerts": [
                             {
-                                "exp_labels": {"alertname": "GpuNodeWithoutExporter", "severity": "warning", "node": "gpu-2"},
+                                "exp_labels": {
+                                    "alertname": "GpuNodeWithoutExporter",
+                                    "severity": "warning",
+                                    "node": "gpu-2",
+                                },
                                 "exp_annotations": {
                                     "summary": "GPU node has no running GPU metrics exporter",
-                                    "description": "Node gpu-2 has GPUs but no Running gpu-operator/nvidia-dcgm-exporter "
-                                    "pod: its GPUs report no metrics, so no GPU alert can fire for it.",
+                                    "description": "Node gpu-2 has GPUs but no Running "
+                                    "gpu-operator/nvidia-dcgm-exporter pod: its GPUs report no metrics, "
+                                    "so no GPU alert can fire for it.",
                                 },
                             }
                         ],

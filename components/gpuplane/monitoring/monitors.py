@@ -27,9 +27,7 @@ def service_monitor_manifest(
     pkg/prometheus/promcfg.go `generateServiceMonitorConfig`). Dropping them there, with `honorLabels`, leaves
     dcgm-exporter's own workload labels, which it sets only on GPUs a pod holds: an idle GPU has no `pod`.
     """
-    drop = (
-        [{"action": "labeldrop", "regex": "|".join(model.drop_target_labels)}] if model.drop_target_labels else []
-    )
+    drop = [{"action": "labeldrop", "regex": "|".join(model.drop_target_labels)}] if model.drop_target_labels else []
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",

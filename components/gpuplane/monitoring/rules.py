@@ -220,7 +220,8 @@ def exporter_absent_alert(pods: ExporterPods) -> dict[str, Any]:
     """GPU nodes (kube-state-metrics: GPU or MIG capacity) without a Running pod of the exporter's DaemonSet
     (`kube_pod_info` joined with `kube_pod_status_phase`). Without an exporter pod there is no target, so
     `up` has no series and `GpuMetricsExporterDown` cannot fire (kube-state-metrics docs: node and pod metrics)."""
-    exporter = f'kube_pod_info{{namespace="{pods.namespace}", created_by_kind="DaemonSet", created_by_name="{pods.daemonset}"}}'
+    owner = f'created_by_kind="DaemonSet", created_by_name="{pods.daemonset}"'
+    exporter = f'kube_pod_info{{namespace="{pods.namespace}", {owner}}}'
     expr = (
         f"(max by (node) (kube_node_status_capacity{{{GPU_RESOURCES}}}) > 0) unless on (node) "
         f'({exporter} * on (namespace, pod) group_left () (kube_pod_status_phase{{phase="Running"}} == 1))'
