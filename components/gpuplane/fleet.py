@@ -17,6 +17,7 @@ from .catalog import lookup
 from .catalog.availability import GCP_ZONES, aws_regions
 from .config.base import suggest
 from .config.model import GpuPool, StackConfig
+from .monitoring.scrape import fleet_scrape_yaml
 
 Loc = tuple[int | str, ...]
 UNLIMITED = 10**9
@@ -206,7 +207,9 @@ def build(cfg: StackConfig, builder_path: str, opts: pulumi.ResourceOptions | No
         "regions": list(fleet.outputs),
         "clusters": per_region,
         "kubeconfigs": pulumi.Output.secret({r: o["kubeconfig"] for r, o in fleet.outputs.items()}),
-        # One job per cluster (each labels its series with cluster and region) for a central Prometheus.
-        "scrapeConfig": "".join(str(o["scrapeConfig"]) for o in fleet.outputs.values()),
+        # One uniquely named job per cluster, each labelling its series with cluster and region.
+        "scrapeConfig": fleet_scrape_yaml(
+            {f"{cfg.cluster.name}-{r}": str(o["scrapeConfig"]) for r, o in fleet.outputs.items()}
+        ),
         "prometheusRules": first["prometheusRules"],
     }

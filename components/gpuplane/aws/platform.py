@@ -44,12 +44,14 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
             service_labels=dcgm.service_labels(),
             port_name=dcgm.METRICS_PORT_NAME,
             pod_labels=dcgm.pod_labels(),
+            daemonset=dcgm.DAEMONSET,
         )
     return ScrapeTarget(
         namespace=operator.NAMESPACE,
         service_labels=operator.EXPORTER_LABELS,
         port_name=operator.EXPORTER_PORT_NAME,
         pod_labels=operator.EXPORTER_LABELS,
+        daemonset=operator.EXPORTER_DAEMONSET,
     )
 
 

@@ -30,6 +30,7 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
         port_name=dcgm.METRICS_PORT_NAME,
         pod_labels=dcgm.pod_labels(),
         container_port=dcgm.METRICS_PORT_NAME,
+        daemonset=dcgm.DAEMONSET,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .rules import RuleSettings
+from .rules import RuleSettings, allocated
 
 SIDECAR_LABEL = {"grafana_dashboard": "1"}
 """kube-prometheus-stack's Grafana sidecar loads ConfigMaps with this label (its default)."""
@@ -61,7 +61,7 @@ def dashboard(s: RuleSettings) -> dict[str, Any]:
         _panel(
             6,
             f"Allocated but idle (< {s.idle_percent:g}% now)",
-            f'DCGM_FI_DEV_GPU_UTIL{{pod!=""}} < {s.idle_percent:g}',
+            f"{allocated('DCGM_FI_DEV_GPU_UTIL', s.labels)} < {s.idle_percent:g}",
             "{{namespace}}/{{pod}}",
             "percent",
             12,

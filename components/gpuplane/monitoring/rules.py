@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from .labels import SCRAPE_CONFIG, WORKLOAD, LabelModel
 from .scrape import JOB_NAME
 
 METRICS_USED: tuple[str, ...] = (
@@ -65,19 +66,55 @@ METRIC_SETS = {
 
 
 @dataclass(frozen=True)
-class RuleSettings:
-    """Thresholds and label names for the GPU rules."""
+class ExporterPods:
+    """The exporter's DaemonSet, for the kube-state-metrics alert on GPU nodes without a running exporter pod."""
 
-    node_label: str = "kubernetes_node"
-    """Label naming a GPU's node: `kubernetes_node` (gpuplane's relabelling) or `node` (GKE Managed Prometheus)."""
+    namespace: str
+    daemonset: str
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """Thresholds and the label model for the GPU rules."""
+
+    labels: LabelModel = SCRAPE_CONFIG
+    """Which labels the stored series carry (`labels.label_model`): node label, workload labels, metric set."""
     idle_window: str = "30m"
     """How long an allocated GPU must stay under `idle_percent` before the idle alert fires."""
     idle_percent: float = 5.0
     temperature_celsius: float = 85.0
     memory_ratio: float = 0.95
     job: str = JOB_NAME
-    metrics: str = "dcgm"
-    """Key of `METRIC_SETS`."""
+    exporter_pods: ExporterPods | None = None
+    """Set where kube-state-metrics runs (`install`): adds `GpuNodeWithoutExporter`."""
+
+    @property
+    def node_label(self) -> str:
+        return self.labels.node
+
+    @property
+    def metrics(self) -> str:
+        return self.labels.metrics
+
+
+GPU_RESOURCES = 'resource=~"nvidia_com_gpu|nvidia_com_mig_.+"'
+"""kube-state-metrics' `kube_node_status_capacity` names extended resources with `.`, `/` and `-` made `_`
+(`nvidia.com/gpu` -> `nvidia_com_gpu`, MIG's `nvidia.com/mig-1g.10gb` -> `nvidia_com_mig_1g_10gb`)."""
+
+
+def workload(expr: str, labels: LabelModel) -> str:
+    """`expr` with the workload labels under their canonical names (`namespace`, `pod`, `container`), copied by
+    `label_replace` from where the integration stores them (GMP: `exported_namespace`)."""
+    for canonical in WORKLOAD:
+        stored = labels.stored(canonical)
+        if stored != canonical:
+            expr = f'label_replace({expr}, "{canonical}", "$1", "{stored}", "(.*)")'
+    return expr
+
+
+def allocated(metric: str, labels: LabelModel) -> str:
+    """Series of GPUs a pod holds (dcgm-exporter sets `pod` only then), with canonical workload labels."""
+    return workload(f'{metric}{{{labels.stored("pod")}!=""}}', labels)
 
 
 def _alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str) -> dict[str, Any]:
@@ -156,7 +193,7 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
     alerts.append(
         _alert(
             "GpuAllocatedButIdle",
-            f'{m.util}{{pod!=""}} < {s.idle_percent:g}',
+            f"{allocated(m.util, s.labels)} < {s.idle_percent:g}",
             s.idle_window,
             "info",
             "A GPU is allocated to a pod but idle",
@@ -164,16 +201,40 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
             f"utilisation for {s.idle_window}: rightsize it.",
         )
     )
+    if s.exporter_pods is not None:
+        alerts.append(exporter_absent_alert(s.exporter_pods))
+    c, used = s.labels.cluster, allocated(m.util, s.labels)
     records = [
-        {"record": "gpuplane:gpu_utilization:avg_by_node", "expr": f"avg by ({n}) ({m.util_node})"},
-        {"record": "gpuplane:gpu_utilization:avg_by_namespace", "expr": f'avg by (namespace) ({m.util}{{pod!=""}})'},
-        {"record": "gpuplane:gpu_utilization:avg_by_pod", "expr": f'avg by (namespace, pod) ({m.util}{{pod!=""}})'},
-        {"record": "gpuplane:gpus_allocated:count_by_namespace", "expr": f'count by (namespace) ({m.util}{{pod!=""}})'},
+        {"record": "gpuplane:gpu_utilization:avg_by_node", "expr": f"avg by ({c}, {n}) ({m.util_node})"},
+        {"record": "gpuplane:gpu_utilization:avg_by_namespace", "expr": f"avg by ({c}, namespace) ({used})"},
+        {"record": "gpuplane:gpu_utilization:avg_by_pod", "expr": f"avg by ({c}, namespace, pod) ({used})"},
+        {"record": "gpuplane:gpus_allocated:count_by_namespace", "expr": f"count by ({c}, namespace) ({used})"},
     ]
     return [
         {"name": "gpuplane-gpu-alerts", "rules": alerts},
         {"name": "gpuplane-gpu-utilization", "interval": "1m", "rules": records},
     ]
+
+
+def exporter_absent_alert(pods: ExporterPods) -> dict[str, Any]:
+    """GPU nodes (kube-state-metrics: GPU or MIG capacity) without a Running pod of the exporter's DaemonSet
+    (`kube_pod_info` joined with `kube_pod_status_phase`). Without an exporter pod there is no target, so
+    `up` has no series and `GpuMetricsExporterDown` cannot fire (kube-state-metrics docs: node and pod metrics)."""
+    owner = f'created_by_kind="DaemonSet", created_by_name="{pods.daemonset}"'
+    exporter = f'kube_pod_info{{namespace="{pods.namespace}", {owner}}}'
+    expr = (
+        f"(max by (node) (kube_node_status_capacity{{{GPU_RESOURCES}}}) > 0) unless on (node) "
+        f'({exporter} * on (namespace, pod) group_left () (kube_pod_status_phase{{phase="Running"}} == 1))'
+    )
+    return _alert(
+        "GpuNodeWithoutExporter",
+        expr,
+        "15m",
+        "warning",
+        "GPU node has no running GPU metrics exporter",
+        f"Node {{{{ $labels.node }}}} has GPUs but no Running {pods.namespace}/{pods.daemonset} pod: its GPUs report "
+        "no metrics, so no GPU alert can fire for it.",
+    )
 
 
 def rules_file_yaml(groups: list[dict[str, Any]]) -> str:

@@ -32,6 +32,8 @@ class ScrapeTarget:
     """With role `pod`: the port the metrics listen on (the pods need not declare it)."""
     static_labels: Mapping[str, str] = field(default_factory=dict)
     """Labels put on every series (`cluster`, `region`), so one Prometheus can tell clusters apart."""
+    daemonset: str = ""
+    """Name of the exporter's DaemonSet (its pods' `created_by_name` in kube-state-metrics), when gpuplane knows it."""
 
 
 def static_relabels(target: ScrapeTarget) -> list[dict[str, Any]]:
@@ -114,3 +116,23 @@ def scrape_yaml(job: Mapping[str, Any]) -> str:
 def stack_scrape_yaml(target: ScrapeTarget, interval: str, timeout: str) -> str:
     """The stack's `gpu-metrics` job as YAML (the `scrapeConfig` stack output)."""
     return scrape_yaml(scrape_job(target, interval, timeout))
+
+
+def fleet_scrape_yaml(jobs: Mapping[str, str]) -> str:
+    """Cluster name -> that cluster's `scrapeConfig` YAML, joined into one `scrape_configs` list.
+
+    Prometheus refuses two scrape configs with one job name (config.go: "found multiple scrape configs with job
+    name"), so each job is named `gpu-metrics-<cluster>`; a relabel keeps the series' `job` label `gpu-metrics`
+    (the rules select on it) and every series carries its `cluster` and `region`. Each job discovers with the
+    Prometheus' own in-cluster credentials: paste it into that cluster's Prometheus (docs/metrics.md, "Fleets").
+    """
+    out: list[dict[str, Any]] = []
+    for cluster, text in jobs.items():
+        for job in yaml.safe_load(text):
+            job["job_name"] = f"{JOB_NAME}-{cluster}"
+            job["relabel_configs"] = [
+                *job["relabel_configs"],
+                {"target_label": "job", "replacement": JOB_NAME, "action": "replace"},
+            ]
+            out.append(job)
+    return str(yaml.safe_dump(out, sort_keys=False, default_flow_style=False))

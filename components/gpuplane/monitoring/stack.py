@@ -95,7 +95,7 @@ def cluster_objects(
         return [pod_monitoring_manifest(target, interval, timeout)]
     labels = monitor_labels(integration, selector_labels)
     return [
-        service_monitor_manifest(target, labels, interval, timeout),
+        service_monitor_manifest(target, labels, interval, timeout, settings.labels),
         prometheus_rule_manifest(target.namespace, labels, rule_groups(settings)),
         dashboard_configmap(target.namespace, settings),
     ]

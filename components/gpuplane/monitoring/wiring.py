@@ -7,27 +7,28 @@ from dataclasses import replace
 import pulumi
 
 from ..config.model import StackConfig
-from .rules import RuleSettings, rule_groups, rules_file_yaml
+from .labels import label_model
+from .rules import ExporterPods, RuleSettings, rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
 from .stack import GpuMonitoring, GpuMonitoringArgs
 
-NODE_LABEL = {("gke-autopilot", "gke-managed"): "node"}
-"""(platform, integration) -> the label naming a GPU's node where it is not gpuplane's `kubernetes_node`
-(GKE's own managed DCGM collection on Autopilot, which gpuplane does not relabel)."""
-
-METRICS = {("gke-autopilot", "scrape-config"): "gke-device-plugin"}
-"""(platform, integration) -> metric set, where it is not dcgm-exporter's DCGM fields."""
+KUBE_STATE_METRICS = ("install",)
+"""Integrations where gpuplane knows kube-state-metrics runs (kube-prometheus-stack brings it)."""
 
 
-def rule_settings(cfg: StackConfig) -> RuleSettings:
+def rule_settings(cfg: StackConfig, target: ScrapeTarget | None = None) -> RuleSettings:
+    """Thresholds from the config; label names from the integration's label model (`labels.py`)."""
     m = cfg.monitoring
+    pods = None
+    if target is not None and target.daemonset and m.integration in KUBE_STATE_METRICS:
+        pods = ExporterPods(target.namespace, target.daemonset)
     return RuleSettings(
-        node_label=NODE_LABEL.get((cfg.platform, m.integration), "kubernetes_node"),
+        labels=label_model(cfg.platform, m.integration),
         idle_window=m.idleWindow,
         idle_percent=m.idlePercent,
         temperature_celsius=m.temperatureCelsius,
         memory_ratio=m.memoryRatio,
-        metrics=METRICS.get((cfg.platform, m.integration), "dcgm"),
+        exporter_pods=pods,
     )
 
 
@@ -45,7 +46,7 @@ def monitoring_outputs(cfg: StackConfig, target: ScrapeTarget) -> dict[str, str]
     return {
         "monitoringIntegration": m.integration,
         "scrapeConfig": stack_scrape_yaml(target, m.scrapeInterval, m.scrapeTimeout),
-        "prometheusRules": rules_file_yaml(rule_groups(rule_settings(cfg))),
+        "prometheusRules": rules_file_yaml(rule_groups(rule_settings(cfg, target))),
     }
 
 
@@ -58,7 +59,7 @@ def gpu_monitoring(
         cluster=cfg.cluster.name,
         integration=m.integration,
         target=target,
-        settings=rule_settings(cfg),
+        settings=rule_settings(cfg, target),
         selector_labels=m.selectorLabels,
         interval=m.scrapeInterval,
         timeout=m.scrapeTimeout,

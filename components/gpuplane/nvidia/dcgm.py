@@ -21,6 +21,9 @@ from ..pins import CHARTS
 
 RELEASE = "dcgm-exporter"
 """Helm release name (fixed, so the Service name and labels are known before deploy)."""
+DAEMONSET = RELEASE
+"""The chart's DaemonSet is named by its `dcgm-exporter.fullname` helper: the release name when it contains the
+chart name (NVIDIA/dcgm-exporter deployment/templates/_helpers.tpl)."""
 PRIORITY_CLASS = "system-node-critical"
 """The chart's default priority class, kept so the exporter is not evicted before workloads."""
 METRICS_PORT = 9400

@@ -24,6 +24,8 @@ RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"
 EXPORTER_SERVICE = "nvidia-dcgm-exporter"
 EXPORTER_LABELS = {"app": "nvidia-dcgm-exporter"}
+EXPORTER_DAEMONSET = "nvidia-dcgm-exporter"
+"""The operator's dcgm-exporter DaemonSet (NVIDIA/gpu-operator assets/state-dcgm-exporter/0800_daemonset.yaml)."""
 """Labels the operator gives its dcgm-exporter Service and pods (gpu-operator v26.7.0,
 assets/state-dcgm-exporter/0400_service.yaml: Service `nvidia-dcgm-exporter`, port `gpu-metrics`)."""
 EXPORTER_PORT_NAME = "gpu-metrics"
