@@ -85,8 +85,9 @@ def write_program(folder: Path, name: str, source: str, stack: str = "", stacks:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "Pulumi.yaml").write_text(f"name: {name}\nruntime:\n  name: python\n")
     (folder / "__main__.py").write_text(textwrap.dedent(source))
+    body = f"config:\n{textwrap.indent(stack, '  ')}" if stack else "config: {}\n"
     for s in stacks:
-        (folder / f"Pulumi.{s}.yaml").write_text(f"config:\n{textwrap.indent(stack, '  ')}" if stack else "config: {}\n")
+        (folder / f"Pulumi.{s}.yaml").write_text(body)
     return folder
 
 
@@ -137,7 +138,7 @@ def test_a_users_eks_program_plans_in_process(tmp_path: Path) -> None:
     assert gpuplane.testing.check(plan) == []
 
 
-INFRA = '''
+INFRA = """
 import pulumi
 import pulumi_gcp as gcp
 
@@ -148,7 +149,7 @@ pool = gcp.container.NodePool("gpu", cluster=cluster.id, node_config={
     "machine_type": "g2-standard-8",
     "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
 })
-'''
+"""
 
 
 def test_the_documented_unit_test_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
