@@ -215,3 +215,69 @@ def test_the_cli_needs_a_stack_or_a_program(capsys: pytest.CaptureFixture[str]) 
 
     assert main(["plan"]) == 2
     assert "give a STACK, or --program DIR" in capsys.readouterr().err
+
+
+def test_the_mocks_answer_for_every_type_gpuplane_creates() -> None:
+    """Every custom resource type gpuplane's stacks register has a specific answer (not the echo of its
+    inputs), except types whose cloud reports nothing beyond their inputs."""
+    from gpuplane.plan import load, plan_stack
+    from gpuplane.plan.mocks import PlanMocks
+
+    echo_only = {  # their providers' schemas have no computed outputs besides `id`
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+        "aws:sqs/queuePolicy:QueuePolicy",
+        "aws:autoscaling/tag:Tag",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation",
+        "gcp:compute/routerNat:RouterNat",
+    }
+    mocks = PlanMocks()
+    types = {
+        r.type
+        for s in ("gcp-standard", "gcp-autopilot", "aws-karpenter", "aws-managed")
+        for r in plan_stack(load(s)).resources
+        if r.custom
+    }
+    answered = {t for t in types if t in mocks.outputs or t.startswith(("kubernetes:", "pulumi:providers:"))}
+    assert types - answered <= echo_only, types - answered - echo_only
+
+
+def test_the_mocks_answer_the_invokes_a_program_makes() -> None:
+    with gpuplane.testing.offline(project="p", config={"aws:region": "eu-west-1"}) as plan:
+        import pulumi_aws as aws
+        import pulumi_gcp as gcp
+
+        aws.Provider("aws", region="eu-west-1")
+        existing = aws.eks.get_cluster_output(name="prod")
+        policy = aws.iam.get_policy_document_output(
+            statements=[
+                {
+                    "actions": ["sts:AssumeRole"],
+                    "principals": [{"type": "Service", "identifiers": ["pods.eks.amazonaws.com"]}],
+                }
+            ]
+        )
+        role = aws.iam.Role("pods", assume_role_policy=policy.json)
+        addon = aws.eks.Addon("cni", cluster_name=existing.name, addon_name="vpc-cni")
+        gcp_project = gcp.organizations.get_project_output(project_id="acme")
+        pulumi.export("issuer", existing.identities[0].oidcs[0].issuer)
+        pulumi.export("endpoint", existing.endpoint)
+        pulumi.export("roleArn", role.arn)
+        pulumi.export("addonArn", addon.arn)
+        pulumi.export("projectNumber", gcp_project.number)
+    doc = json.loads(plan.get(next(r.urn for r in plan.resources if r.name == "pods")).inputs["assumeRolePolicy"])
+    assert doc["Statement"] == [
+        {"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": "pods.eks.amazonaws.com"}}
+    ]
+    assert plan.outputs["issuer"].startswith("https://oidc.eks.eu-west-1.amazonaws.com/id/")
+    assert plan.outputs["endpoint"].endswith(".gr7.eu-west-1.eks.amazonaws.com")
+    assert plan.outputs["roleArn"].startswith("arn:aws:iam::123456789012:role/pods-")
+    assert plan.outputs["addonArn"].startswith("arn:aws:eks:eu-west-1:123456789012:addon/prod/vpc-cni/")
+    assert plan.outputs["projectNumber"].isdigit()
+
+
+def test_an_unanswered_invoke_says_how_to_answer_it() -> None:
+    with pytest.raises(Exception, match="subclass gpuplane.testing.Mocks"):
+        with gpuplane.testing.offline() as _:
+            import pulumi_aws as aws
+
+            aws.ec2.get_instance_type_output(instance_type="g6.xlarge").default_vcpus.apply(lambda v: v)
