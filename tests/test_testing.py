@@ -281,3 +281,21 @@ def test_an_unanswered_invoke_says_how_to_answer_it() -> None:
             import pulumi_aws as aws
 
             aws.ec2.get_instance_type_output(instance_type="g6.xlarge").default_vcpus.apply(lambda v: v)
+
+
+def test_the_docs_unit_test_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first Python block of docs/testing-your-program.md, run against a program module `infra`."""
+    doc = (ROOT / "docs" / "testing-your-program.md").read_text()
+    block = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "infra.py").write_text(INFRA)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("infra", None)
+    namespace: dict[str, object] = {}
+    try:
+        exec(compile(block, "testing-your-program.md", "exec"), namespace)
+        tests = [v for k, v in namespace.items() if k.startswith("test_") and callable(v)]
+        assert tests
+        for test in tests:
+            test()
+    finally:
+        sys.modules.pop("infra", None)

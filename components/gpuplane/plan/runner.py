@@ -204,7 +204,11 @@ def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.r
     monitor = install(stack, mocks)
     ps.SETTINGS.rpc_manager.clear()
     ps.SETTINGS.outputs.clear()
-    _sync_await(run_pulumi_func(program))
+
+    def run() -> None:
+        program()  # its return value (runpy's globals, say) is not the engine's business
+
+    _sync_await(run_pulumi_func(run))
     return recorded(stack, monitor)
 
 
