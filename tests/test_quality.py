@@ -75,9 +75,11 @@ def test_declared_dependencies_cover_every_import() -> None:
     third-party module `gpuplane` imports must come from a declared distribution."""
     import tomllib
 
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
     declared = {
-        d.split(">")[0].split("=")[0].split("<")[0].strip().lower()
-        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+        d.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().lower()
+        for d in [*project["dependencies"], *extras["gcp"], *extras["aws"]]
     }
     module_of = {
         "pulumi": "pulumi",
@@ -92,12 +94,20 @@ def test_declared_dependencies_cover_every_import() -> None:
     }
     stdlib = set(sys.stdlib_module_names)
     imported: set[str] = set()
+    importers: dict[str, set[str]] = {}
     for path in (ROOT / "components").rglob("*.py"):
+        here: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
-                imported |= {a.name.split(".")[0] for a in node.names}
+                here |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                imported.add(node.module.split(".")[0])
+                here.add(node.module.split(".")[0])
+        imported |= here
+        for module in here:
+            importers.setdefault(module, set()).add(path.relative_to(ROOT / "components").parts[1])
+    # The extras' SDKs are imported only inside their subpackage (`gpuplane[gcp]` never needs pulumi_aws).
+    assert importers.get("pulumi_gcp", set()) <= {"gcp"}, importers["pulumi_gcp"]
+    assert importers.get("pulumi_aws", set()) | importers.get("pulumi_eks", set()) <= {"aws"}
     third_party = imported - stdlib - {"gpuplane", "__future__"}
     unknown = third_party - set(module_of)
     assert not unknown, f"map these imports to distributions: {unknown}"

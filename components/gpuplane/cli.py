@@ -21,9 +21,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from .plan import deploy, load, plan_stack
     from .plan.render import FORMATS
 
-    stack = load(args.stack)
-    plan = plan_stack(stack)
-    violations = [] if args.no_check else deploy.check(plan, deploy.stated_crds(parse_flat(stack.flat_config())))
+    if args.program:  # any Pulumi Python program, its stack's `gpuplane:existingCrds` stating the cluster's CRDs
+        from .plan.project import plan_program
+
+        plan, crds = plan_program(args.program, args.stack_file or args.stack)
+    else:
+        if not args.stack:
+            raise ConfigError([("stack", "give a STACK, or --program DIR")])
+        stack = load(args.stack)
+        plan, crds = plan_stack(stack), deploy.stated_crds(parse_flat(stack.flat_config()))
+    violations = [] if args.no_check else deploy.check(plan, crds)
     if not args.check:
         text = FORMATS[args.format](plan)
         if args.output:
@@ -162,7 +169,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpuplane", description="GPU-ready Kubernetes as code (offline tools).")
     sub = p.add_subparsers(dest="command", required=True)
     pl = sub.add_parser("plan", help="run a stack's program under mocks and show the resource graph")
-    pl.add_argument("stack", help="stack name in stacks/ or path to a Pulumi.<stack>.yaml")
+    pl.add_argument("stack", nargs="?", help="stack name in stacks/ or path to a Pulumi.<stack>.yaml")
+    pl.add_argument("--program", metavar="DIR", help="plan your own Pulumi Python program (DIR with Pulumi.yaml)")
+    pl.add_argument("--stack", dest="stack_file", metavar="FILE", help="with --program: its stack file or name")
     pl.add_argument("--format", choices=["tree", "json", "dot", "mermaid"], default="tree")
     pl.add_argument("--output", "-o", help="write to this file instead of stdout")
     chk = pl.add_mutually_exclusive_group()

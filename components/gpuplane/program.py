@@ -7,26 +7,35 @@ from collections.abc import Callable
 
 import pulumi
 
-from .config import StackConfig, from_pulumi
+from .config import ConfigError, StackConfig, from_pulumi
+from .extras import hint
 
 
 def builder_for(cfg: StackConfig) -> Callable[..., dict[str, object]]:
     """Import the platform's builder lazily (a GKE stack never imports the AWS SDKs).
-    Builders take `(cfg, opts=None)` and return the stack outputs."""
+    Builders take `(cfg, opts=None)` and return the stack outputs. A platform whose cloud SDK is not
+    installed is a `ConfigError` naming the pip extra that brings it."""
     module, func = cfg.platform_spec.builder.split(":")
-    fn: Callable[..., dict[str, object]] = getattr(importlib.import_module(module), func)
+    try:
+        fn: Callable[..., dict[str, object]] = getattr(importlib.import_module(module), func)
+    except ModuleNotFoundError as exc:
+        advice = hint(exc)
+        if advice is None:
+            raise
+        raise ConfigError([("gpuplane:platform", f"{cfg.platform} needs {advice}")]) from None
     return fn
 
 
 def main() -> None:
     """Read the stack's `gpuplane:` config, build the platform (or a fleet of it) and export its outputs."""
     cfg = from_pulumi()  # raises ConfigError (a pulumi.RunError) before anything is registered
+    builder = builder_for(cfg)  # imports the cloud SDK, or says which pip extra brings it
     if cfg.fleet is not None:
         from .fleet import build as build_fleet
 
         outputs = build_fleet(cfg, cfg.platform_spec.builder)
     else:
-        outputs = builder_for(cfg)(cfg)
+        outputs = builder(cfg)
     from .capacity import summary
 
     outputs["capacity"] = summary(cfg)

@@ -1,5 +1,6 @@
 """EKS: VPC, cluster, managed GPU node groups, cluster-autoscaler and the EKS platform."""
 
+from . import _sdk  # noqa: F401  (first: `pip install 'gpuplane[aws]'` when the SDK is missing)
 from .autoscaler import ClusterAutoscaler
 from .cluster import EksGpuCluster, EksGpuClusterArgs
 from .network import EksVpc

@@ -12,7 +12,7 @@ from typing import Any
 
 import pulumi
 
-from . import mocks_aws
+from . import mocks_aws, mocks_extra
 from .mocks_base import State, digest, fake_ip
 
 _FAKE_CA = base64.b64encode(
@@ -132,13 +132,23 @@ class PlanMocks(pulumi.runtime.Mocks):
 
     def __init__(self) -> None:
         self.monitor: Any = None
-        self.aws_region = "us-east-1"
+        self.aws_region: str | None = None
+        """The region of the last AWS provider registered; before one, the `aws:region` config or us-east-1."""
         self.outputs: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {
             **OUTPUTS,
-            **mocks_aws.outputs(lambda: self.aws_region),
+            **mocks_aws.outputs(self.region),
+            **mocks_extra.aws_outputs(self.region),
+            **mocks_extra.gcp_outputs(),
         }
-        self.calls = mocks_aws.calls(lambda: self.aws_region)
+        self.calls = {
+            **mocks_aws.calls(self.region),
+            **mocks_extra.aws_calls(self.region),
+            **mocks_extra.gcp_calls(),
+        }
         self.eks_clusters: dict[str, str] = {}
+
+    def region(self) -> str:
+        return self.aws_region or pulumi.Config("aws").get("region") or "us-east-1"
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         if args.typ == "pulumi:providers:aws" and args.inputs.get("region"):
@@ -176,5 +186,8 @@ class PlanMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         handler = self.calls.get(args.token)
         if handler is None:
-            raise NotImplementedError(f"the offline plan has no answer for invoke {args.token}")
+            raise NotImplementedError(
+                f"the offline plan has no answer for invoke {args.token}: subclass gpuplane.testing.Mocks and "
+                "answer it in `call` (or add it to gpuplane/plan/mocks_extra.py)"
+            )
         return handler(args.args), []

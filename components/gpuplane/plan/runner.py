@@ -8,6 +8,7 @@ bad stack registers nothing.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,10 +196,24 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
     from ..program import main
 
     parse_flat(stack.flat_config())
+    return run_program(stack, main, mocks)
+
+
+def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.runtime.Mocks | None = None) -> Plan:
+    """Run any Pulumi program function under fresh mocks with the stack's config; return what it registered."""
     monitor = install(stack, mocks)
     ps.SETTINGS.rpc_manager.clear()
     ps.SETTINGS.outputs.clear()
-    _sync_await(run_pulumi_func(main))
+
+    def run() -> None:
+        program()  # its return value (runpy's globals, say) is not the engine's business
+
+    _sync_await(run_pulumi_func(run))
+    return recorded(stack, monitor)
+
+
+def recorded(stack: StackFile, monitor: RecordingMonitor) -> Plan:
+    """The plan of a finished run: the monitor's registrations in tree order and the resolved stack outputs."""
     root = ps.get_root_resource()
     stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
     loop = asyncio.get_event_loop()
