@@ -143,3 +143,13 @@ def test_the_gcp_extra_installs_no_aws_sdk_and_vice_versa() -> None:
     aws = _installed_closure(base | _extra_closure(extras, "aws"))
     assert "pulumi-gcp" in gcp and not {"pulumi-aws", "pulumi-eks", "boto3", "botocore"} & gcp
     assert {"pulumi-aws", "pulumi-eks"} <= aws and "pulumi-gcp" not in aws
+
+
+def test_the_pulumi_programs_install_both_clouds() -> None:
+    """`pulumi up` installs requirements.txt into the program's venv: the stack program (any platform) and
+    the multi-language provider need both clouds' SDKs, so they ask for the `all` extra."""
+    from .conftest import ROOT
+
+    for req in (ROOT / "requirements.txt", ROOT / "provider" / "requirements.txt"):
+        lines = [ln.strip() for ln in req.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+        assert lines and all(ln.endswith("[all]") for ln in lines if ln.startswith("-e")), (req, lines)
