@@ -106,3 +106,13 @@ def test_yaml_example_uses_the_package_as_its_schema_says() -> None:
 def test_plugin_files_exist() -> None:
     assert (ROOT / "provider" / "PulumiPlugin.yaml").read_text().strip().endswith("runtime: python")
     assert "component_provider_host" in (ROOT / "provider" / "__main__.py").read_text()
+
+
+def test_component_docs_are_generated_from_the_classes() -> None:
+    from gpuplane.component_docs import reference
+
+    text = (ROOT / "docs" / "components.md").read_text()
+    assert text == reference(), "run python scripts/render_docs.py"
+    for name in [*EXPOSED, "GpuPoolArgs", "GpuNodes", "GkeGpuPlatform", "GkeAutopilotPlatform", "EksGpuPlatform"]:
+        assert f"### {name}" in text
+    assert "| `nodeServiceAccount` | string (Input) | yes |" in text
