@@ -60,9 +60,9 @@ def test_every_node_pool_ignores_later_initial_node_count_changes(stack: str, pl
 
 
 def test_bring_your_own_cluster_pools_ignore_initial_node_count_changes() -> None:
-    folder = ROOT / "examples" / "gke-existing-cluster"
+    folder = ROOT / "examples" / "gke-your-cluster"
     stack = load(str(folder / "Pulumi.example.yaml"))
-    monitor = install(type(stack)(project="gpuplane-gke-existing-cluster", stack="t", config=stack.config), PlanMocks())
+    monitor = install(type(stack)(project="gpuplane-gke-your-cluster", stack="t", config=stack.config), PlanMocks())
     _sync_await(run_pulumi_func(lambda: runpy.run_path(str(Path(folder) / "__main__.py"), run_name="__main__")))
     pools = [r for r in monitor.registrations if r.type == POOL]
     assert pools and all("initialNodeCount" in p.ignore_changes for p in pools)

@@ -35,6 +35,14 @@ def test_mypy_strict_on_components() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+def test_mypy_strict_on_examples() -> None:
+    """The examples are user programs: `mypy --strict` passes on them with gpuplane's types (one run per
+    example, since every example is a `__main__` module)."""
+    for program in sorted((ROOT / "examples").glob("*/__main__.py")):
+        out = subprocess.run([tool("mypy"), str(program)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, f"{program}: {out.stdout}{out.stderr}"
+
+
 def test_wheel_installs_and_plans_outside_the_tree(tmp_path: Path) -> None:
     dist, target = tmp_path / "dist", tmp_path / "site"
     build = subprocess.run(

@@ -14,8 +14,6 @@ _EXPORTS = {
     "parse_config": "gpuplane.config",
     "ConfigError": "gpuplane.config",
     "StackConfig": "gpuplane.config",
-    "placement": "gpuplane.placement",
-    "pod": "gpuplane.placement",
     "GPUS": "gpuplane.catalog",
     "PLATFORMS": "gpuplane.catalog",
     "GkeGpuCluster": "gpuplane.gcp",
@@ -23,6 +21,19 @@ _EXPORTS = {
     "GkeGpuPlatform": "gpuplane.gcp",
     "GkeGpuNodePools": "gpuplane.gcp",
     "GkeGpuNodePoolsArgs": "gpuplane.gcp",
+    "EksGpuNodeGroups": "gpuplane.aws.node_groups",
+    "EksGpuNodeGroupsArgs": "gpuplane.aws.node_groups",
+    "KarpenterGpuNodePools": "gpuplane.aws.karpenter_pools",
+    "KarpenterGpuNodePoolsArgs": "gpuplane.aws.karpenter_pools",
+    "KarpenterSettingsArgs": "gpuplane.aws.karpenter_pools",
+    "ArgsError": "gpuplane.argcheck",
+    "GpuNodes": "gpuplane.inputs",
+    "GpuPoolArgs": "gpuplane.inputs",
+    "GpuType": "gpuplane.inputs",
+    "AmiType": "gpuplane.inputs",
+    "ExporterHost": "gpuplane.inputs",
+    "SharingStrategy": "gpuplane.inputs",
+    "TaintEffect": "gpuplane.inputs",
     "GkeAutopilotPlatform": "gpuplane.gcp.autopilot",
     "EksGpuCluster": "gpuplane.aws",
     "EksGpuClusterArgs": "gpuplane.aws",
@@ -38,7 +49,12 @@ _EXPORTS = {
     "GpuMonitoringArgs": "gpuplane.monitoring.stack",
 }
 
-__all__ = sorted(_EXPORTS)
+# `placement` is both a module and its main function: bind the function eagerly, or the first import of
+# the submodule would set the package attribute `placement` to the module (shadowing `__getattr__`).
+from .placement import placement as placement  # noqa: E402
+from .placement import pod as pod  # noqa: E402
+
+__all__ = sorted([*_EXPORTS, "placement", "pod"])
 
 
 def __getattr__(name: str) -> Any:

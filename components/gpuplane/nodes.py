@@ -6,12 +6,13 @@ must tolerate and select" come from one place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from .config.model import GpuPool, Taint
+from .inputs import GpuNodes
 
 POOL_LABEL = "gpuplane.io/pool"
 """Node label naming the gpuplane pool a node belongs to."""
@@ -54,6 +55,22 @@ def pool_taints(cloud: str, pool: GpuPool) -> tuple[Taint, ...]:
 def pool_target(cloud: str, cluster: str, pool: GpuPool) -> GpuNodeTarget:
     """The labels and taints of one pool's nodes."""
     return GpuNodeTarget(pool=pool.name, labels=pool_labels(cluster, pool), taints=pool_taints(cloud, pool))
+
+
+def targets_of(nodes: Sequence[GpuNodes]) -> list[GpuNodeTarget]:
+    """Pool components' `gpu_nodes` (or the user's own) as targets a node agent selects and tolerates."""
+    return [
+        GpuNodeTarget(
+            pool=n["pool"],
+            labels=dict(n["labels"]),
+            taints=tuple(
+                Taint.model_validate({"key": t["key"], "value": t.get("value", ""), "effect": getattr(e, "value", e)})
+                for t in n["taints"]
+                for e in [t.get("effect") or "NoSchedule"]
+            ),
+        )
+        for n in nodes
+    ]
 
 
 def platform_taints(cloud: str) -> tuple[Taint, ...]:

@@ -2,9 +2,9 @@
 one GPU pool of a stack, on that platform's real node labels. They follow the seed's example pod spec.
 
 ```python
-from gpuplane.config import parse_config
-from gpuplane.placement import placement
-fragment = placement(cfg, "inference", gpus=1)   # {"resources": ..., "affinity": ..., "tolerations": ...}
+from gpuplane import placement
+fragment = placement(pools.gpu_nodes[0], gpus=1)  # a pool component's output: {"resources", "affinity", ...}
+fragment = placement(cfg, "inference", gpus=1)    # or one pool of a parsed stack config
 ```
 """
 
@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 from .catalog import lookup
 from .config import ConfigError
 from .config.model import GpuPool, StackConfig
-from .nodes import GPU_TAINT, POOL_LABEL, pool_taints
+from .inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
+from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
 from .nvidia.sharing import gke_node_labels, resource_name, slots_per_gpu
 
 Expr = dict[str, Any]
@@ -75,14 +76,15 @@ NODE_SELECTOR_PLATFORMS = ("gke-autopilot",)
 """Autopilot provisions GPU nodes from a pod's nodeSelector, so the fragment carries one as well."""
 
 
-def tolerations(cloud: str, pool: GpuPool) -> list[dict[str, str]]:
+def tolerations(taints: list[TaintArgs]) -> list[dict[str, str]]:
     """The seed's tolerations: `nvidia.com/gpu` Exists, and each other taint of the pool (spot) by value."""
     out = []
-    for t in pool_taints(cloud, pool):
-        if t.key == GPU_TAINT.key:
-            out.append({"key": t.key, "operator": "Exists", "effect": t.effect})
+    for t in taints:
+        effect = str(getattr(t.get("effect"), "value", t.get("effect") or "NoSchedule"))
+        if t["key"] == GPU_TAINT.key:
+            out.append({"key": t["key"], "operator": "Exists", "effect": effect})
         else:
-            out.append({"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect})
+            out.append({"key": t["key"], "operator": "Equal", "value": t.get("value", ""), "effect": effect})
     return out
 
 
@@ -94,29 +96,65 @@ def find_pool(cfg: StackConfig, name: str) -> GpuPool:
     raise ConfigError([("pool", f"no GPU pool {name!r} in this stack (pools: {known})")])
 
 
-def placement(cfg: StackConfig, pool_name: str, gpus: int = 1) -> dict[str, Any]:
-    """Pod-spec fragments for `gpus` GPUs (or MIG slices / shared GPUs) on one pool of the stack."""
-    pool = find_pool(cfg, pool_name)
-    cloud = cfg.platform_spec.cloud
+def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNodes:
+    """What one pool's nodes carry (`labels`: as the pool's resource sets them) and offer, on `platform`."""
+    cloud = "gcp" if platform.startswith("gke") else "aws"
     shared = pool.sharing is not None and pool.sharing.strategy in ("time-slicing", "mps")
-    # A slice of a shared GPU is a share of time (or of MPS threads), not more GPU: ask for one.
-    per_node = 1 if shared else pool.gpusPerNode * slots_per_gpu(pool)
+    exprs = AFFINITY[platform](pool)
+    platform_labels = {e["key"]: e["values"][0] for e in exprs if len(e["values"]) == 1}
+    nodes = GpuNodes(
+        pool=pool.name,
+        labels={**platform_labels, **labels},
+        taints=[TaintArgs(key=t.key, value=t.value, effect=TaintEffect(t.effect)) for t in pool_taints(cloud, pool)],
+        resource=resource_name(pool, cloud),
+        # A slice of a shared GPU is a share of time (or of MPS threads), not more GPU: ask for one.
+        capacity=1 if shared else pool.gpusPerNode * slots_per_gpu(pool),
+        affinity=exprs,  # type: ignore[typeddict-item]
+    )
+    if platform in NODE_SELECTOR_PLATFORMS:
+        nodes["selector"] = platform_labels
+    if pool.sharing is not None:
+        s = pool.sharing
+        sharing = SharingArgs(strategy=SharingStrategy(s.strategy))
+        if s.replicas is not None:
+            sharing["replicas"] = s.replicas
+        if s.migProfile is not None:
+            sharing["profile"] = s.migProfile
+        nodes["sharing"] = sharing
+    return nodes
+
+
+@overload
+def placement(target: GpuNodes, *, gpus: int = 1) -> dict[str, Any]: ...
+@overload
+def placement(target: StackConfig, pool_name: str, gpus: int = 1) -> dict[str, Any]: ...
+def placement(target: GpuNodes | StackConfig, pool_name: str | None = None, gpus: int = 1) -> dict[str, Any]:
+    """Pod-spec fragments (`resources`, `affinity`, `tolerations`, and `nodeSelector` where the platform
+    needs one) for `gpus` GPUs (or MIG slices / shared GPUs) on one pool: a pool component's `gpu_nodes`
+    entry, or a pool of a parsed stack config by name."""
+    if isinstance(target, StackConfig):
+        pool = find_pool(target, str(pool_name))
+        target = gpu_nodes(target.platform, pool, pool_labels(target.cluster.name, pool))
+    nodes = target
+    per_node = int(nodes.get("capacity", 1))
     if not 1 <= gpus <= per_node:
-        raise ConfigError(
-            [("gpus", f"{pool.name} nodes offer 1 to {per_node} {resource_name(pool, cloud)}, not {gpus}")]
-        )
-    exprs = AFFINITY[cfg.platform](pool)
+        raise ConfigError([("gpus", f"{nodes['pool']} nodes offer 1 to {per_node} {nodes['resource']}, not {gpus}")])
+    default = [{"key": POOL_LABEL, "operator": "In", "values": [nodes["pool"]]}]
+    exprs: list[dict[str, Any]] = [dict(e) for e in nodes.get("affinity") or default]
+    for e in exprs:
+        if "values" in e:
+            e["values"] = list(e["values"])
     fragment: dict[str, Any] = {
-        "resources": {"limits": {resource_name(pool, cloud): gpus}},
+        "resources": {"limits": {nodes["resource"]: gpus}},
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}
             }
         },
-        "tolerations": tolerations(cloud, pool),
+        "tolerations": tolerations(list(nodes["taints"])),
     }
-    if cfg.platform in NODE_SELECTOR_PLATFORMS:
-        fragment["nodeSelector"] = {e["key"]: e["values"][0] for e in exprs if len(e["values"]) == 1}
+    if "selector" in nodes:
+        fragment["nodeSelector"] = dict(nodes["selector"])
     return fragment
 
 

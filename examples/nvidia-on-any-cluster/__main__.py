@@ -1,39 +1,33 @@
-"""The NVIDIA software a platform lacks, plus GPU monitoring, on any cluster: you state the platform kind
-(`eks-managed`: gpu-operator; `gke-standard`: standalone dcgm-exporter) and the GPU nodes' labels/taints."""
+"""The NVIDIA software a cluster lacks, plus GPU monitoring, on any cluster: you describe the GPU nodes
+(their labels and taints) and choose the gpu-operator (nodes with a driver but no device plugin) or a
+standalone dcgm-exporter (nodes whose platform runs the device plugin)."""
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpuplane.aws.platform import operator_args
-from gpuplane.aws.platform import scrape_target as eks_target
-from gpuplane.config import parse_config
-from gpuplane.gcp.platform import exporter_args
-from gpuplane.gcp.platform import scrape_target as gke_target
-from gpuplane.monitoring.wiring import gpu_monitoring
-from gpuplane.nvidia.dcgm import DcgmExporter
-from gpuplane.nvidia.operator import GpuOperator
+from gpuplane import DcgmExporter, ExporterHost, GpuMonitoring, GpuNodes, GpuOperator
+from gpuplane.monitoring.standalone import monitoring_args
 
 conf = pulumi.Config()
-kind = conf.require("platform")  # the matrix row of the cluster: eks-managed or gke-standard
-cloud = {
-    "eks-managed": ("aws", {"region": "us-east-1"}),
-    "gke-standard": ("gcp", {"project": "existing-0", "region": "us-central1"}),
-}[kind]
-cfg = parse_config(
+software = conf.get("software") or "gpu-operator"  # or dcgm-exporter
+gpu_nodes: list[GpuNodes] = [
     {
-        "platform": kind,
-        "cluster": {"name": conf.require("clusterName")},
-        cloud[0]: cloud[1],
-        "gpuPools": conf.require_object("gpuPools"),
-        "monitoring": {"integration": "install"},
+        "pool": "a10g",
+        "labels": {"gpuplane.io/pool": "a10g"},
+        "taints": [{"key": "nvidia.com/gpu", "value": "present"}],
+        "resource": "nvidia.com/gpu",
     }
-)
+]
 provider = k8s.Provider("existing", kubeconfig=conf.require_secret("kubeconfig"))
 opts = pulumi.ResourceOptions(provider=provider)
-if kind == "eks-managed":
-    software: pulumi.Resource = GpuOperator("gpu-operator", operator_args(cfg), opts=opts)
-    target = eks_target(cfg)
+agent: pulumi.Resource
+if software == "gpu-operator":
+    agent = GpuOperator("gpu-operator", {"gpu_nodes": gpu_nodes}, opts=opts)
 else:
-    software = DcgmExporter("dcgm", exporter_args(cfg), opts=opts)
-    target = gke_target(cfg)
-gpu_monitoring("monitoring", cfg, target, software, opts=opts)
+    agent = DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": gpu_nodes}, opts=opts)
+GpuMonitoring(
+    "monitoring",
+    monitoring_args(conf.require("clusterName"), software, region=conf.get("region"), integration="install"),
+    agent,
+    opts=opts,
+)

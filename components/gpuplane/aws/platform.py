@@ -18,12 +18,14 @@ import pulumi_aws as aws
 from ..catalog import NODE_IMAGES
 from ..catalog.platforms import Source
 from ..config.model import StackConfig
+from ..inputs import AmiType, ExporterHost, GpuNodes
 from ..kube import custom_resource
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import pool_target, select_pools
+from ..nodes import pool_labels
 from ..nvidia import dcgm, operator
+from ..placement import gpu_nodes
 from ..smoke import smoke_tests
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
@@ -55,12 +57,15 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
     )
 
 
+def stack_gpu_nodes(cfg: StackConfig) -> list[GpuNodes]:
+    """The stack's GPU pools (or classes) as `gpu_nodes` for the NVIDIA software."""
+    return [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
+
+
 def operator_args(cfg: StackConfig) -> operator.GpuOperatorArgs:
     """All pools share one image profile (config validation), so the first pool's image decides."""
     return operator.GpuOperatorArgs(
-        image=NODE_IMAGES[cfg.gpuPools[0].amiType],
-        targets=[pool_target("aws", cfg.cluster.name, p) for p in cfg.gpuPools],
-        pools=cfg.gpuPools,
+        node_image=AmiType(NODE_IMAGES[cfg.gpuPools[0].amiType].ami_type), gpu_nodes=stack_gpu_nodes(cfg)
     )
 
 
@@ -74,6 +79,9 @@ class EksGpuPlatform(pulumi.ComponentResource):
     """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
 
     def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        """The whole EKS platform of a validated stack config (`gpuplane.parse_config`): an AWS provider,
+        `EksGpuCluster`, the platform's GPU capacity (cluster-autoscaler, Karpenter or Auto Mode NodePools),
+        its NVIDIA software (`GpuOperator` or `DcgmExporter`), `GpuMonitoring` and the smoke tests."""
         super().__init__("gpuplane:aws:EksGpuPlatform", name, None, opts)
         assert cfg.aws is not None  # config validation requires it for EKS platforms
         provider = aws.Provider(f"{name}-aws", region=cfg.aws.region, opts=pulumi.ResourceOptions(parent=self))
@@ -138,8 +146,8 @@ class EksGpuPlatform(pulumi.ComponentResource):
 
     def _dcgm_exporter(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> pulumi.Resource:
         args = dcgm.DcgmExporterArgs(
-            host="eks-automode",
-            selection=select_pools("aws", [pool_target("aws", cfg.cluster.name, p) for p in cfg.gpuPools]),
+            host=ExporterHost.EKS_AUTOMODE,
+            gpu_nodes=stack_gpu_nodes(cfg),
             max_gpu_nodes=sum(p.maxNodes for p in cfg.gpuPools),
             namespace=cfg.monitoring.namespace,
         )

@@ -78,6 +78,9 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
     outputs: dict[str, str]
 
     def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        """The whole GKE Autopilot platform of a validated stack config (`gpuplane.parse_config`): a GCP
+        provider, the nodes' service account, the Autopilot cluster (managed DCGM with `gke-managed`),
+        a Kubernetes provider and the smoke tests."""
         super().__init__("gpuplane:gcp:GkeAutopilotPlatform", name, None, opts)
         assert cfg.gcp is not None
         provider = gcp.Provider(

@@ -10,11 +10,13 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..config.model import StackConfig
+from ..inputs import ExporterHost
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import NodeSelection, platform_taints, pool_target, select_by_label, select_pools
+from ..nodes import pool_labels
 from ..nvidia import dcgm
+from ..placement import gpu_nodes
 from ..smoke import smoke_tests
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
@@ -34,21 +36,19 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
     )
 
 
-def exporter_selection(cfg: StackConfig) -> NodeSelection:
-    """Fixed pools: exactly the stack's pools. NAP: nodes of the classes' accelerators, which GKE taints
-    with the GPU taint (and the spot taint on spot nodes)."""
-    if cfg.platform_spec.fixed_pools:
-        return select_pools("gcp", [pool_target("gcp", cfg.cluster.name, p) for p in cfg.gpuPools])
-    return select_by_label(ACCELERATOR_LABEL, platform_taints("gcp"))
-
-
 def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:
-    return dcgm.DcgmExporterArgs(
-        host="gke",
-        selection=exporter_selection(cfg),
+    """Fixed pools: exactly the stack's pools (nodes with the gpuplane pool label, tolerating their taints).
+    NAP: nodes of the classes' accelerators, which GKE taints with the GPU taint (and spot taint)."""
+    args = dcgm.DcgmExporterArgs(
+        host=ExporterHost.GKE,
         max_gpu_nodes=sum(p.maxNodes for p in cfg.gpuPools),
         namespace=cfg.monitoring.namespace,
     )
+    if cfg.platform_spec.fixed_pools:
+        args["gpu_nodes"] = [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
+    else:
+        args["node_label"] = ACCELERATOR_LABEL
+    return args
 
 
 class GkeGpuPlatform(pulumi.ComponentResource):
@@ -61,6 +61,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
     """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
 
     def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        """The whole GKE Standard platform of a validated stack config (`gpuplane.parse_config`): a GCP
+        provider, `GkeGpuCluster` (cluster, system pool, GPU pools or NAP), `DcgmExporter`, `GpuMonitoring`
+        and the smoke tests, all children of this component (`{name}-...`)."""
         super().__init__("gpuplane:gcp:GkeGpuPlatform", name, None, opts)
         assert cfg.gcp is not None  # config validation requires it for GKE platforms
         provider = gcp.Provider(

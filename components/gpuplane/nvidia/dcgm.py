@@ -3,20 +3,22 @@
 `dcgm_values` renders the chart's values from data; every key it sets exists in the pinned chart's
 `values.yaml` (tests check this against the published file when it is available). The `DcgmExporter`
 component creates the namespace, the priority-class quota GKE needs, and the Helm release.
+
+No `from __future__ import annotations`: the multi-language package reads the args' annotations.
 """
 
-from __future__ import annotations
-
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..argcheck import ArgsError, lift, plain
+from ..inputs import ExporterHost, GpuNodes
 from ..kube import pinned_release, privileged_namespace
-from ..nodes import NodeSelection
+from ..nodes import POOL_LABEL, NodeSelection, agent_tolerations, label_affinity, targets_of
 from ..pins import CHARTS
 
 RELEASE = "dcgm-exporter"
@@ -134,45 +136,62 @@ def quota_pods(max_gpu_nodes: int) -> int:
     return max(100, 2 * max_gpu_nodes)
 
 
-class DcgmExporterArgs:
-    """Inputs of `DcgmExporter`."""
+HOST_CLOUDS: Mapping[str, str] = MappingProxyType({"gke": "gcp", "eks-automode": "aws"})
+"""Exporter host -> the cloud whose platform taints GPU nodes carry (`nodes.platform_taints`)."""
 
-    def __init__(
-        self,
-        host: str,
-        selection: NodeSelection,
-        max_gpu_nodes: int,
-        namespace: str = "gpu-monitoring",
-        service_monitor: bool = False,
-    ) -> None:
-        self.host = host
-        """Key of `HOST_DRIVERS`: where the node's driver lives."""
-        self.selection = selection
-        """The GPU nodes to run on: the exporter selects and tolerates exactly these."""
-        self.max_gpu_nodes = max_gpu_nodes
-        """Most GPU nodes the pools can reach; sizes the priority-class quota."""
-        self.namespace = namespace
-        """Namespace for the exporter (created here)."""
-        self.service_monitor = service_monitor
-        """Create the chart's ServiceMonitor (needs the prometheus-operator CRDs). Off by default."""
+
+class DcgmExporterArgs(TypedDict):
+    """Arguments of `DcgmExporter`."""
+
+    host: ExporterHost
+    """Where the nodes' preinstalled NVIDIA driver lives (GKE Standard or EKS Auto Mode / Bottlerocket)."""
+    gpu_nodes: NotRequired[pulumi.Input[Sequence[GpuNodes]]]
+    """The GPU pools to run on (a pool component's `gpu_nodes`, or your own): the exporter tolerates
+    their taints (and the platform's GPU and spot taints)."""
+    node_label: NotRequired[str]
+    """Run on every node carrying this label key; default `gpuplane.io/pool` (gpuplane's GPU pools). For
+    auto-provisioned GKE nodes: `cloud.google.com/gke-accelerator`."""
+    max_gpu_nodes: NotRequired[int]
+    """Most GPU nodes the pools can reach; sizes GKE's priority-class quota (at least 100 pods)."""
+    namespace: NotRequired[str]
+    """Namespace for the exporter (created here); default `gpu-monitoring`."""
+    service_monitor: NotRequired[bool]
+    """Create the chart's ServiceMonitor (needs the prometheus-operator CRDs). Off by default."""
+
+
+def selection(host: str, nodes: Sequence[GpuNodes], node_label: str = POOL_LABEL) -> NodeSelection:
+    """Nodes carrying `node_label`, tolerating the platform's GPU taints and every pool's own."""
+    tolerations = agent_tolerations(HOST_CLOUDS[host], targets_of(nodes))
+    return NodeSelection(affinity=label_affinity(node_label), tolerations=tolerations)
 
 
 class DcgmExporter(pulumi.ComponentResource):
     """dcgm-exporter from its official chart, on the GPU pools only, reading the node's driver."""
 
     namespace: pulumi.Output[str]
+    """The exporter's namespace."""
     release_name: pulumi.Output[str]
+    """The Helm release's name (`dcgm-exporter`)."""
     service_name: pulumi.Output[str]
+    """The exporter's Service (port `metrics`, 9400), what Prometheus scrapes."""
 
     def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """dcgm-exporter release `dcgm-exporter` in `args["namespace"]`; see `DcgmExporterArgs`.
+
+        Raises `ArgsError` (a `ConfigError`) naming a bad argument before registering anything."""
+        host = str(plain(args.get("host")))
+        if host not in HOST_DRIVERS:
+            raise ArgsError(f"DcgmExporter {name!r}", [("host", f"{host!r} is not one of {list(HOST_DRIVERS)}")])
+        namespace = args.get("namespace") or "gpu-monitoring"
+        label = args.get("node_label") or POOL_LABEL
         super().__init__("gpuplane:nvidia:DcgmExporter", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        ns_obj = privileged_namespace(args.namespace)
+        ns_obj = privileged_namespace(namespace)
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_obj["metadata"], opts=child)
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
-        quota = quota_manifest(args.namespace, quota_pods(args.max_gpu_nodes))
+        quota = quota_manifest(namespace, quota_pods(args.get("max_gpu_nodes") or 0))
         needs: list[pulumi.Resource] = [ns]
-        if HOST_DRIVERS[args.host].priority_quota:
+        if HOST_DRIVERS[host].priority_quota:
             needs.append(
                 k8s.core.v1.ResourceQuota(
                     f"{name}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=after_ns
@@ -182,8 +201,11 @@ class DcgmExporter(pulumi.ComponentResource):
             f"{name}-release",
             "dcgm-exporter",
             RELEASE,
-            args.namespace,
-            dcgm_values(args.host, args.selection, args.service_monitor),
+            namespace,
+            lift(
+                args.get("gpu_nodes") or [],
+                lambda nodes: dcgm_values(host, selection(host, nodes, label), bool(args.get("service_monitor"))),
+            ),
             # Pods of the priority class are refused until the quota exists.
             opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
         )

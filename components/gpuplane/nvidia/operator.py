@@ -4,20 +4,24 @@
 AL2023 NVIDIA AMI the driver and toolkit are preinstalled, so the operator brings the device plugin,
 GFD and dcgm-exporter; on Bottlerocket NVIDIA the device plugin is preinstalled too; on a plain AMI the
 operator installs everything. Every key set here exists in the pinned chart's `values.yaml`.
+
+No `from __future__ import annotations`: the multi-language package reads the args' annotations.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import NodeImage, operator_components
+from ..argcheck import ArgsError, lift, plain
+from ..catalog import NODE_IMAGES, NodeImage, operator_components
 from ..config.model import GpuPool
+from ..config.sharing import Sharing
+from ..inputs import AmiType, GpuNodes
 from ..kube import pinned_release, privileged_namespace
-from ..nodes import GPU_TAINT, GpuNodeTarget, tolerations_for
+from ..nodes import GPU_TAINT, GpuNodeTarget, targets_of, tolerations_for
 from .sharing import DEVICE_PLUGIN_CONFIG, MIG_STRATEGY, device_plugin_configmap
 
 RELEASE = "gpu-operator"
@@ -70,54 +74,78 @@ def operator_values(
     }
 
 
-class GpuOperatorArgs:
-    """Inputs of `GpuOperator`."""
+class GpuOperatorArgs(TypedDict):
+    """Arguments of `GpuOperator`."""
 
-    def __init__(
-        self,
-        image: NodeImage,
-        targets: Sequence[GpuNodeTarget],
-        pools: Sequence[GpuPool] = (),
-        service_monitor: bool = False,
-        namespace: str = NAMESPACE,
-    ) -> None:
-        self.image = image
-        """The GPU pools' node image; decides driver/toolkit/device plugin/MIG manager."""
-        self.targets = list(targets)
-        """The GPU pools; operator DaemonSets tolerate exactly their taints."""
-        self.pools = list(pools)
-        """The GPU pools' config: their sharing becomes device-plugin configs and the MIG strategy."""
-        self.service_monitor = service_monitor
-        """Create the dcgm-exporter ServiceMonitor (needs the prometheus-operator CRDs)."""
-        self.namespace = namespace
-        """Namespace for the operator and its operands (created here)."""
+    node_image: NotRequired[AmiType]
+    """The GPU nodes' image profile (EKS AMI type): decides driver, toolkit, device plugin and MIG
+    manager. Default AL2023 NVIDIA (driver and toolkit preinstalled)."""
+    gpu_nodes: NotRequired[pulumi.Input[Sequence[GpuNodes]]]
+    """The GPU pools (a pool component's `gpu_nodes`, or your own): operand DaemonSets tolerate their
+    taints, and their `sharing` becomes device-plugin configs."""
+    service_monitor: NotRequired[bool]
+    """Create the dcgm-exporter ServiceMonitor (needs the prometheus-operator CRDs)."""
+    namespace: NotRequired[str]
+    """Namespace for the operator and its operands (created here); default `gpu-operator`."""
+
+
+@dataclass(frozen=True)
+class SharedPool:
+    """A pool's name and sharing, what the device-plugin ConfigMap reads."""
+
+    name: str
+    sharing: Sharing | None
+
+
+def shared_pools(nodes: Sequence[GpuNodes]) -> list[SharedPool]:
+    """`gpu_nodes` entries as the pools the device-plugin ConfigMap reads."""
+    out = []
+    for n in nodes:
+        s = n.get("sharing")
+        sharing = None
+        if s:
+            raw = {"strategy": plain(s["strategy"]), "replicas": s.get("replicas"), "migProfile": s.get("profile")}
+            sharing = Sharing.model_validate({k: v for k, v in raw.items() if v is not None})
+        out.append(SharedPool(name=n["pool"], sharing=sharing))
+    return out
 
 
 class GpuOperator(pulumi.ComponentResource):
     """The gpu-operator chart in its own privileged namespace; the operator itself runs on system nodes."""
 
     namespace: pulumi.Output[str]
+    """The operator's namespace."""
     release_name: pulumi.Output[str]
+    """The Helm release's name (`gpu-operator`); its dcgm-exporter Service is `nvidia-dcgm-exporter`."""
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """gpu-operator release `gpu-operator` in `args["namespace"]`; see `GpuOperatorArgs`.
+
+        Raises `ArgsError` (a `ConfigError`) naming a bad argument before registering anything."""
+        ami = str(plain(args.get("node_image") or AmiType.AL2023_X86_64_NVIDIA))
+        if ami not in NODE_IMAGES:
+            raise ArgsError(f"GpuOperator {name!r}", [("node_image", f"{ami!r} is not one of {list(NODE_IMAGES)}")])
+        image = NODE_IMAGES[ami]
+        namespace = args.get("namespace") or NAMESPACE
+        nodes = args.get("gpu_nodes") or []
         super().__init__("gpuplane:nvidia:GpuOperator", name, None, opts)
-        ns_obj = privileged_namespace(args.namespace)
+        ns_obj = privileged_namespace(namespace)
         ns = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata=ns_obj["metadata"], opts=pulumi.ResourceOptions(parent=self)
         )
-        cm = device_plugin_configmap(args.namespace, args.pools)
+        cm = device_plugin_configmap(namespace, [])
         config = k8s.core.v1.ConfigMap(
             f"{name}-device-plugin-config",
             metadata=cm["metadata"],
-            data=cm["data"],
+            data=lift(nodes, lambda n: device_plugin_configmap(namespace, shared_pools(n))["data"]),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
         )
         release = pinned_release(
             f"{name}-release",
             "gpu-operator",
             RELEASE,
-            args.namespace,
-            operator_values(args.image, args.targets, args.pools, args.service_monitor),
+            namespace,
+            lift(nodes, lambda n: operator_values(image, targets_of(n), (), bool(args.get("service_monitor")))),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, config]),
             timeout=900,
         )

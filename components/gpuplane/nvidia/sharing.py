@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
 from ..catalog import lookup
 from ..config.model import GpuPool
+from ..config.sharing import Sharing
 
 GKE_STRATEGY: Mapping[str, str] = MappingProxyType({"time-slicing": "TIME_SHARING", "mps": "MPS"})
 """gpuplane strategy -> GKE API GPUSharingConfig.gpuSharingStrategy."""
@@ -73,7 +74,16 @@ MIG_STRATEGY = "mixed"
 `nvidia.com/gpu`, so adding or removing a MIG pool changes no cluster-wide setting (no operator roll)."""
 
 
-def device_plugin_configs(pools: Sequence[GpuPool]) -> dict[str, str]:
+class SharedPool(Protocol):
+    """What the device-plugin config reads of a pool (a `GpuPool`, or a `gpu_nodes` entry's sharing)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def sharing(self) -> Sharing | None: ...
+
+
+def device_plugin_configs(pools: Sequence[SharedPool]) -> dict[str, str]:
     """The device plugin's config files (name -> YAML): `default` for whole GPUs, one per sharing pool."""
     flags = {"migStrategy": MIG_STRATEGY}
     configs = {"default": yaml.safe_dump({"version": "v1", "flags": flags}, sort_keys=False)}
@@ -92,7 +102,7 @@ def device_plugin_configs(pools: Sequence[GpuPool]) -> dict[str, str]:
     return configs
 
 
-def device_plugin_configmap(namespace: str, pools: Sequence[GpuPool]) -> dict[str, Any]:
+def device_plugin_configmap(namespace: str, pools: Sequence[SharedPool]) -> dict[str, Any]:
     """The ConfigMap the operator's device plugin reads (`devicePlugin.config.name`)."""
     return {
         "apiVersion": "v1",

@@ -239,4 +239,6 @@ def outputs(region: Callable[[], str]) -> dict[str, Callable[[pulumi.runtime.Moc
     table["aws:kms/key:Key"] = lambda a: _kms_key(region())(a)
     table["aws:kms/alias:Alias"] = lambda a: _kms_alias(region())(a)
     table["eks:index:Cluster"] = lambda a: _eks_cluster(region())(a)
+    # A node group gpuplane creates itself (`EksGpuNodeGroups`, on a cluster it did not create).
+    table["aws:eks/nodeGroup:NodeGroup"] = lambda a: {**a.inputs, **node_group_state(a, str(a.inputs["clusterName"]))}
     return table

@@ -154,6 +154,7 @@ NODE_SOURCES: Mapping[str, Callable[[PlannedResource], list[NodeShape]]] = Mappi
     {
         "kubernetes:karpenter.sh/v1:NodePool": _karpenter_pool,
         "eks:index:ManagedNodeGroup": _managed_node_group,
+        "aws:eks/nodeGroup:NodeGroup": _managed_node_group,  # `EksGpuNodeGroups` (same EKS API inputs)
         "gcp:container/nodePool:NodePool": _gke_node_pool,
         "gcp:container/cluster:Cluster": _gke_cluster,
         "eks:index:Cluster": _eks_cluster,

@@ -1,0 +1,143 @@
+"""`KarpenterGpuNodePools`: GPU NodePools and EC2NodeClasses for a cluster that already runs Karpenter v1
+(its controller, node role and interruption queue exist). Typed args (no `from __future__ import
+annotations`: the multi-language package reads these annotations)."""
+
+import functools
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..argcheck import camel, check, lift, plain, pool_config, require
+from ..inputs import GpuNodes, GpuPoolArgs
+from ..kube import custom_resource
+from ..nodes import pool_labels
+from ..nvidia.sharing import operator_node_labels
+from ..placement import gpu_nodes
+from . import karpenter_render as kr
+
+PLACEHOLDER_REGION = "us-east-1"
+
+
+class ConsolidationPolicy(StrEnum):
+    """When Karpenter removes GPU nodes."""
+
+    WHEN_EMPTY = "WhenEmpty"
+    """Only empty nodes (never evicts running GPU jobs to repack)."""
+    WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
+    """Also repacks underused nodes."""
+
+
+class KarpenterSettingsArgs(TypedDict):
+    """NodePool disruption and EC2NodeClass image settings (as `gpuplane:karpenter` in a stack)."""
+
+    consolidation_policy: NotRequired[ConsolidationPolicy]
+    """Default WhenEmpty."""
+    consolidate_after: NotRequired[str]
+    """How long a GPU node may sit empty before removal (default `30s`)."""
+    expire_after: NotRequired[str]
+    """Replace nodes after this age, to pick up new AMIs (default `720h`)."""
+    ami_version: NotRequired[str]
+    """AMI alias version (`latest`, or pinned like `v20251120`)."""
+
+
+class KarpenterGpuNodePoolsArgs(TypedDict):
+    """Arguments of `KarpenterGpuNodePools`."""
+
+    cluster_name: pulumi.Input[str]
+    """The EKS cluster's name (EC2NodeClasses find its security group, and by default its subnets, by it)."""
+    node_role: pulumi.Input[str]
+    """Name of the IAM role Karpenter's GPU nodes run as (it needs an EKS access entry)."""
+    gpu_pools: Sequence[GpuPoolArgs]
+    """GPU classes: one NodePool each (checked like `gpuplane:gpuPools` of an eks-karpenter stack)."""
+    subnet_ids: NotRequired[pulumi.Input[Sequence[str]]]
+    """Subnets to launch into; unset: subnets found by `discovery_tags`."""
+    discovery_tags: NotRequired[Mapping[str, str]]
+    """Tags that find the subnets (unless `subnet_ids`) and security groups; unset: subnets tagged
+    `karpenter.sh/discovery: <cluster>` and the security group EKS tags `aws:eks:cluster-name: <cluster>`."""
+    settings: NotRequired[KarpenterSettingsArgs]
+    """Disruption, expiry and AMI version."""
+    cluster_label: NotRequired[str]
+    """The nodes' `gpuplane.io/cluster` label; unset: `cluster_name` when a plain string, else this
+    component's name."""
+
+
+def node_class_spec(family: str, disk: int, settings: Any, tags: Mapping[str, str] | None, v: list[Any]) -> Any:
+    """The EC2NodeClass spec for (cluster, role, subnets) `v`, selecting by `tags` when given."""
+    spec = kr.ec2_node_class(family, disk, str(v[0]), str(v[1]), list(v[2] or []), settings)["spec"]
+    if tags:
+        terms = [{"tags": dict(tags)}]
+        spec["securityGroupSelectorTerms"] = terms
+        if not v[2]:
+            spec["subnetSelectorTerms"] = terms
+    return spec
+
+
+class KarpenterGpuNodePools(pulumi.ComponentResource):
+    """Karpenter GPU NodePools (one per class, tainted and labelled like every gpuplane GPU pool), their
+    EC2NodeClasses (one per image family and disk size) and a NodeOverlay per sharing class. Pass the
+    cluster's Kubernetes provider."""
+
+    node_pool_names: list[str]
+    """Names of the NodePools."""
+    gpu_nodes: list[GpuNodes]
+    """Per class: its nodes' labels and taints, the GPU resource name and placement expressions."""
+
+    def __init__(self, name: str, args: KarpenterGpuNodePoolsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """NodePools named after the classes; see `KarpenterGpuNodePoolsArgs` for each argument.
+
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        where = f"KarpenterGpuNodePools {name!r}"
+        require(where, args, ("cluster_name", "node_role", "gpu_pools"))
+        cluster = args["cluster_name"]
+        label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)
+        settings = {k: plain(v) for k, v in (args.get("settings") or {}).items()}
+        cfg = check(
+            where,
+            {
+                "platform": "eks-karpenter",
+                "cluster": {"name": label},
+                "aws": {"region": PLACEHOLDER_REGION},
+                "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
+                "karpenter": {camel(k): v for k, v in settings.items()},
+            },
+            {"gpuPools": "gpu_pools", "karpenter": "settings", "cluster.name": "cluster_label"},
+        )
+        assert cfg.karpenter is not None
+        super().__init__("gpuplane:aws:KarpenterGpuNodePools", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        s = cfg.karpenter
+        refs = [cluster, args["node_role"], args.get("subnet_ids") or []]
+        classes = []
+        for family, disk in kr.node_classes(cfg.gpuPools):
+            spec = lift(refs, functools.partial(node_class_spec, family, disk, s, args.get("discovery_tags")))
+            classes.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{kr.node_class_name(family, disk)}",
+                    api_version="karpenter.k8s.aws/v1",
+                    kind="EC2NodeClass",
+                    metadata={"name": kr.node_class_name(family, disk)},
+                    spec=spec,
+                    opts=child,
+                )
+            )
+        after = pulumi.ResourceOptions(parent=self, depends_on=classes)
+        self.gpu_nodes = []
+        for pool in cfg.gpuPools:
+            ref = {
+                "group": "karpenter.k8s.aws",
+                "kind": "EC2NodeClass",
+                "name": kr.node_class_name(*kr.node_class_key(pool)),
+            }
+            disruption = {"consolidationPolicy": s.consolidationPolicy, "consolidateAfter": s.consolidateAfter}
+            obj = kr.gpu_node_pool(cfg.cluster, pool, ref, "karpenter.k8s.aws", disruption, s.expireAfter)
+            custom_resource(f"{name}-{pool.name}", obj, after)
+            overlay = kr.gpu_overlay(pool)
+            if overlay is not None:
+                custom_resource(f"{name}-{pool.name}-overlay", overlay, after)
+            labels = {**pool_labels(label, pool), **operator_node_labels(pool)}
+            self.gpu_nodes.append(gpu_nodes("eks-karpenter", pool, labels))
+        self.node_pool_names = [p.name for p in cfg.gpuPools]
+        self.register_outputs({"node_pool_names": self.node_pool_names, "gpu_nodes": self.gpu_nodes})

@@ -1,0 +1,114 @@
+"""`EksGpuNodeGroups`: gpuplane's managed GPU node groups on an EKS cluster you declare or already run
+(tainted, labelled, IMDSv2 launch templates, scale-from-zero tags for cluster-autoscaler). Typed args
+(no `from __future__ import annotations`: the multi-language package reads these annotations)."""
+
+from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+
+from ..argcheck import check, pool_config, require
+from ..inputs import GpuNodes, GpuPoolArgs
+from ..placement import gpu_nodes
+from . import render
+
+PLACEHOLDER_REGION = "us-east-1"
+"""AWS pool checks do not depend on the region; the model needs one."""
+
+IGNORE_SCALING = ["scalingConfig.desiredSize"]
+"""cluster-autoscaler owns the desired size; Pulumi must not reset it (pulumi-eks `ignoreScalingChanges`)."""
+
+
+class EksGpuNodeGroupsArgs(TypedDict):
+    """Arguments of `EksGpuNodeGroups`."""
+
+    cluster_name: pulumi.Input[str]
+    """The EKS cluster's name, e.g. `eks.Cluster(...).eks_cluster.name` (node groups then wait for it)."""
+    node_role_arn: pulumi.Input[str]
+    """IAM role the GPU nodes run as (with the EKS worker, CNI and ECR read-only policies)."""
+    subnet_ids: pulumi.Input[Sequence[str]]
+    """Private subnets to launch GPU nodes into, e.g. a VPC stack's output."""
+    gpu_pools: Sequence[GpuPoolArgs]
+    """One managed node group per entry (checked like `gpuplane:gpuPools` of an eks-managed stack)."""
+    kubernetes_version: NotRequired[pulumi.Input[str]]
+    """Kubernetes version of the nodes, e.g. `cluster.eks_cluster.version`; unset: the cluster's at creation."""
+    cluster_label: NotRequired[str]
+    """The `gpuplane.io/cluster` label and name prefix of node groups and launch templates; unset: the
+    cluster's name when `cluster_name` is a plain string, else this component's name."""
+
+
+def asg_name(group: aws.eks.NodeGroup) -> pulumi.Output[str]:
+    """The Auto Scaling group EKS created for the node group (for cluster-autoscaler's tags)."""
+
+    def first(resources: Any) -> str:
+        return str(resources[0].autoscaling_groups[0].name)
+
+    return group.resources.apply(first)
+
+
+class EksGpuNodeGroups(pulumi.ComponentResource):
+    """Managed GPU node groups on an existing EKS cluster: one per pool, with an IMDSv2 / encrypted-gp3
+    launch template, the GPU taint and labels, and the node-template tags cluster-autoscaler needs to
+    scale a group up from zero."""
+
+    node_group_names: pulumi.Output[list[str]]
+    """Names of the GPU node groups."""
+    gpu_nodes: list[GpuNodes]
+    """Per pool: its nodes' labels and taints, the GPU resource name and placement expressions."""
+
+    def __init__(self, name: str, args: EksGpuNodeGroupsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Node groups `{name}-{pool}` on `args["cluster_name"]`; see `EksGpuNodeGroupsArgs` for each argument.
+
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        where = f"EksGpuNodeGroups {name!r}"
+        require(where, args, ("cluster_name", "node_role_arn", "subnet_ids", "gpu_pools"))
+        cluster = args["cluster_name"]
+        label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)
+        cfg = check(
+            where,
+            {
+                "platform": "eks-managed",
+                "cluster": {"name": label},
+                "aws": {"region": PLACEHOLDER_REGION},
+                "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
+            },
+            {"gpuPools": "gpu_pools", "cluster.name": "cluster_label"},
+        )
+        super().__init__("gpuplane:aws:EksGpuNodeGroups", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        groups = []
+        self.gpu_nodes = []
+        for pool in cfg.gpuPools:
+            group_args = render.gpu_node_group_args(cfg.cluster, pool)
+            del group_args["ignore_scaling_changes"]
+            lt = aws.ec2.LaunchTemplate(
+                f"{name}-{pool.name}-lt",
+                **render.launch_template_args(label, pool.name, pool.diskSizeGb, str(group_args["ami_type"])),
+                opts=child,
+            )
+            wiring: dict[str, Any] = {
+                "cluster_name": cluster,
+                "node_role_arn": args["node_role_arn"],
+                "subnet_ids": args["subnet_ids"],
+                "launch_template": {"id": lt.id, "version": lt.latest_version.apply(str)},
+            }
+            if args.get("kubernetes_version"):
+                wiring["version"] = args["kubernetes_version"]
+            group = aws.eks.NodeGroup(
+                f"{name}-{pool.name}",
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=IGNORE_SCALING),
+                **wiring,
+                **group_args,
+            )
+            groups.append(group)
+            for key, value in sorted(render.node_template_tags(cfg.cluster, pool).items()):
+                aws.autoscaling.Tag(
+                    f"{name}-{pool.name}-ca-{render.tag_slug(key)}",
+                    autoscaling_group_name=asg_name(group),
+                    tag={"key": key, "value": value, "propagate_at_launch": False},
+                    opts=child,
+                )
+            self.gpu_nodes.append(gpu_nodes("eks-managed", pool, group_args["labels"]))
+        self.node_group_names = pulumi.Output.all(*[g.node_group_name for g in groups]).apply(list)
+        self.register_outputs({"node_group_names": self.node_group_names, "gpu_nodes": self.gpu_nodes})

@@ -1,0 +1,112 @@
+"""docs/components.md, generated from the component classes: the typed components through the same
+schema inference the multi-language package uses (so the docs, the Python types and the package agree),
+and the whole-platform components from their class docstrings."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.schema import generate_schema
+
+PLATFORMS = (
+    ("gpuplane.gcp.platform", "GkeGpuPlatform"),
+    ("gpuplane.gcp.autopilot", "GkeAutopilotPlatform"),
+    ("gpuplane.aws.platform", "EksGpuPlatform"),
+)
+"""Whole platforms: built from a validated stack config (`StackConfig`, see config.md)."""
+
+PIECES = (
+    ("gpuplane.gcp.cluster", "GkeGpuCluster"),
+    ("gpuplane.aws.cluster", "EksGpuCluster"),
+    ("gpuplane.aws.network", "EksVpc"),
+    ("gpuplane.aws.autoscaler", "ClusterAutoscaler"),
+    ("gpuplane.aws.karpenter", "Karpenter"),
+    ("gpuplane.monitoring.stack", "GpuMonitoring"),
+)
+"""The platforms' own pieces (Python; args from the config models)."""
+
+FUNCTIONS = """Pure functions worth calling directly: `gpuplane.placement(pool_component.gpu_nodes[i], gpus=1)`
+(or `placement(cfg, pool, gpus)`), `gpuplane.monitoring.standalone.monitoring_args(...)` (args for
+`GpuMonitoring` on your own cluster), `gpuplane.capacity.summary(cfg)`, `gpuplane.fleet.spread(...)`,
+`gpuplane.plan.plan_stack(...)`, `gpuplane.plan.diff.diff(base, head)`."""
+
+HEADER = """# Component reference
+
+Generated from the classes by `python scripts/render_docs.py` (a test keeps it in sync). Import any of
+them from Python (`from gpuplane import <Name>`; only the cloud SDK a component needs is loaded), or use
+the typed components from TypeScript, Go, YAML, ... through the package in `provider/`
+(`pulumi package add <path-or-git-url>/provider`). Property names below are the package's (camelCase);
+Python args are the same in snake_case (`gpuPools` -> `gpu_pools`). A bad argument raises one
+`ArgsError` (a `ConfigError`) naming every bad argument path before anything is registered.
+"""
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split()).replace("|", "\\|")
+
+
+def _type(prop: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return f"[{prop['$ref'].rsplit(':', 1)[-1]}](#{prop['$ref'].rsplit(':', 1)[-1].lower()})"
+    if prop.get("type") == "array":
+        return f"list of {_type(prop['items'])}"
+    if prop.get("type") == "object" and "additionalProperties" in prop:
+        return f"map of {_type(prop['additionalProperties'])}"
+    return str(prop.get("type", "any"))
+
+
+def _table(props: dict[str, Any], required: list[str], inputs: bool) -> list[str]:
+    head = "| input | type | required | description |" if inputs else "| output | type | description |"
+    rows = [head, "|---|---|---|---|" if inputs else "|---|---|---|"]
+    for name, p in props.items():
+        t = _type(p) + ("" if not inputs or p.get("plain") else " (Input)")
+        mid = f" {'yes' if name in required else ''} |" if inputs else ""
+        rows.append(f"| `{name}` | {t} |{mid} {_one_line(p.get('description'))} |")
+    return rows
+
+
+def reference() -> str:
+    from .provider import COMPONENTS
+
+    result = Analyzer("gpuplane").analyze(COMPONENTS)
+    doc = generate_schema(
+        "gpuplane",
+        "0.1.0",
+        None,
+        result["component_definitions"],
+        result["type_definitions"],
+        sorted(result["dependencies"], key=str),
+    ).to_json()
+    out = [HEADER, "## Components that take Outputs", ""]
+    for token, r in doc["resources"].items():
+        name = token.rsplit(":", 1)[-1]
+        out += [f"### {name}", "", f"`{token}`. {_one_line(r.get('description'))}", ""]
+        out += _table(r.get("inputProperties", {}), r.get("requiredInputs", []), True) + [""]
+        out += _table(r.get("properties", {}), [], False) + [""]
+    out += ["## Types", ""]
+    for token, t in doc["types"].items():
+        name = token.rsplit(":", 1)[-1]
+        out += [f"### {name}", "", _one_line(t.get("description")), ""]
+        if "enum" in t:
+            out += [
+                "| value | description |",
+                "|---|---|",
+                *(f"| `{e['value']}` | {_one_line(e.get('description'))} |" for e in t["enum"]),
+            ]
+        else:
+            out += _table(t.get("properties", {}), t.get("required", []), True)
+        out.append("")
+    out += ["## Whole platforms (Python, from a stack config)", ""]
+    import importlib
+
+    for module, cls_name in PLATFORMS:
+        cls = getattr(importlib.import_module(module), cls_name)
+        out += [f"### {cls_name}", "", _one_line(cls.__doc__), "", _one_line(inspect.getdoc(cls.__init__)), ""]
+    out += ["## The platforms' pieces (Python)", "", "| component | module | what it is |", "|---|---|---|"]
+    for module, cls_name in PIECES:
+        cls = getattr(importlib.import_module(module), cls_name)
+        out.append(f"| `{cls_name}` | `{module}` | {_one_line(cls.__doc__)} |")
+    out += ["", FUNCTIONS]
+    return "\n".join(out).rstrip() + "\n"

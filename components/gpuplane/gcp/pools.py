@@ -1,0 +1,114 @@
+"""`GkeGpuNodePools`: gpuplane's tainted, autoscaled GPU node pools on a GKE Standard cluster you declare
+or already run. Typed args (no `from __future__ import annotations`: the multi-language package reads
+these annotations)."""
+
+import re
+from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..argcheck import PLACEHOLDER_PROJECT, check, pool_config, require
+from ..inputs import GpuNodes, GpuPoolArgs
+from ..placement import gpu_nodes
+from . import render
+from .cluster import pool_options
+
+ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+PLACEHOLDER_REGION = "us-central1"
+"""Validates pools when the location is an Output and no zones are given (zones then follow the cluster)."""
+
+
+class GkeGpuNodePoolsArgs(TypedDict):
+    """Arguments of `GkeGpuNodePools`."""
+
+    cluster: pulumi.Input[str]
+    """The cluster: its ID (`projects/P/locations/L/clusters/C`, e.g. `gcp.container.Cluster(...).id`) or name."""
+    location: pulumi.Input[str]
+    """The cluster's region (or zone, for a zonal cluster), e.g. `cluster.location`."""
+    node_service_account: pulumi.Input[str]
+    """Service account email the GPU nodes run as."""
+    gpu_pools: Sequence[GpuPoolArgs]
+    """One GPU node pool per entry (checked like `gpuplane:gpuPools` in a stack)."""
+    project: NotRequired[pulumi.Input[str]]
+    """The cluster's project; unset: the provider's."""
+    zones: NotRequired[Sequence[str]]
+    """Zones for GPU nodes (each pool gets those that offer its GPU); unset: the catalog's zones of the
+    region that offer the GPU (or the cluster's node locations when `location` is not known yet)."""
+    cluster_label: NotRequired[str]
+    """Value of the nodes' `gpuplane.io/cluster` label; unset: the cluster's name when `cluster` is a
+    plain string, else this component's name."""
+
+
+def region_of(location: str) -> tuple[str, list[str]]:
+    """(region, zones) of a GKE location: a region, or a zone of a zonal cluster."""
+    return (location[:-2], [location]) if ZONE.match(location) else (location, [])
+
+
+class GkeGpuNodePools(pulumi.ComponentResource):
+    """gpuplane's GPU node pools on an existing GKE Standard cluster: one tainted, autoscaled pool per
+    entry, with the GKE-managed NVIDIA driver (GKE also runs the device plugin)."""
+
+    node_pool_names: pulumi.Output[list[str]]
+    """Names of the GPU node pools."""
+    gpu_nodes: list[GpuNodes]
+    """Per pool: its nodes' labels and taints, the GPU resource name and placement expressions."""
+
+    def __init__(self, name: str, args: GkeGpuNodePoolsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """GPU node pools `{name}-{pool}` on `args["cluster"]`; see `GkeGpuNodePoolsArgs` for each argument.
+
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        where = f"GkeGpuNodePools {name!r}"
+        require(where, args, ("cluster", "location", "node_service_account", "gpu_pools"))
+        cluster, location = args["cluster"], args["location"]
+        zones = list(args.get("zones") or [])
+        located = isinstance(location, str)
+        region, zonal = region_of(location) if isinstance(location, str) else ("", [])
+        region = region or (region_of(zones[0])[0] if zones else PLACEHOLDER_REGION)
+        label = args.get("cluster_label") or (cluster.rsplit("/", 1)[-1] if isinstance(cluster, str) else name)
+        project = args.get("project")
+        cfg = check(
+            where,
+            {
+                "platform": "gke-standard",
+                "cluster": {"name": label},
+                "gcp": {
+                    "project": project if isinstance(project, str) else PLACEHOLDER_PROJECT,
+                    "region": region,
+                    "zones": zones or zonal,
+                },
+                "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
+            },
+            {
+                "gpuPools": "gpu_pools",
+                "gcp.zones": "zones",
+                "gcp.region": "location",
+                "gcp.project": "project",
+                "cluster.name": "cluster_label",
+            },
+        )
+        super().__init__("gpuplane:gcp:GkeGpuNodePools", name, None, opts)
+        assert cfg.gcp is not None
+        pools = []
+        self.gpu_nodes = []
+        for pool in cfg.gpuPools:
+            pool_args: dict[str, Any] = render.gpu_pool_args(
+                cfg.cluster, cfg.gcp, pool, cluster, args["node_service_account"], own_cluster=False
+            )
+            pool_args["location"] = location
+            if project is None:
+                del pool_args["project"]  # the provider's project
+            else:
+                pool_args["project"] = project
+            if not located and not zones:
+                pool_args.pop("node_locations", None)  # the cluster's node locations
+                pool_args["initial_node_count"] = render.initial_node_count(pool.minNodes, None)
+            pools.append(
+                gcp.container.NodePool(
+                    f"{name}-{pool.name}", **pool_args, opts=pool_options(pulumi.ResourceOptions(parent=self))
+                )
+            )
+            self.gpu_nodes.append(gpu_nodes("gke-standard", pool, pool_args["node_config"]["labels"]))
+        self.node_pool_names = pulumi.Output.all(*[p.name for p in pools]).apply(list)
+        self.register_outputs({"node_pool_names": self.node_pool_names, "gpu_nodes": self.gpu_nodes})

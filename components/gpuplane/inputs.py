@@ -1,0 +1,190 @@
+"""Typed args of gpuplane's public components: TypedDicts with a docstring per field, and enums where
+the values are enumerable.
+
+One definition serves Python programs (mypy, editor completion) and the multi-language package:
+Pulumi's component provider host reads these annotations and docstrings into the package schema
+(pulumi/provider/experimental/analyzer.py: TypedDict fields, `pulumi.Input[...]`, `NotRequired`,
+`Enum`). So this module has no `from __future__ import annotations`, and no `Literal` or other unions
+the analyzer refuses.
+
+Field names are Python's snake_case; the schema spells them in camelCase, as the stack config does.
+Values that decide *which* resources exist (the pools) are plain; references to other resources
+(cluster, service account, role, subnets) are `pulumi.Input`s, so another resource's Output can be
+passed straight in.
+"""
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import NotRequired, TypedDict
+
+
+class GpuType(StrEnum):
+    """A GPU of gpuplane's catalog (`gpuplane gpus` lists where each is offered)."""
+
+    T4 = "t4"
+    P100 = "p100"
+    V100 = "v100"
+    A10G = "a10g"
+    L4 = "l4"
+    L40S = "l40s"
+    A100_40GB = "a100-40gb"
+    A100_80GB = "a100-80gb"
+    H100 = "h100"
+    H200 = "h200"
+
+
+class AmiType(StrEnum):
+    """An EKS node image (AMI type) and so its NVIDIA software profile."""
+
+    AL2023_X86_64_NVIDIA = "AL2023_x86_64_NVIDIA"
+    """AL2023 with the NVIDIA driver and container toolkit (the gpu-operator adds the device plugin)."""
+    BOTTLEROCKET_X86_64_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
+    """Bottlerocket NVIDIA: driver, toolkit and device plugin preinstalled."""
+    AL2023_X86_64_STANDARD = "AL2023_x86_64_STANDARD"
+    """Plain AL2023: the gpu-operator installs everything (`driver: operator`)."""
+
+
+class DriverSource(StrEnum):
+    """Who provides the NVIDIA driver on EKS nodes."""
+
+    PREINSTALLED = "preinstalled"
+    """The node image's driver."""
+    OPERATOR = "operator"
+    """The gpu-operator installs one (plain AMIs only)."""
+
+
+class DiskType(StrEnum):
+    """GCP boot disk type of GPU nodes."""
+
+    PD_BALANCED = "pd-balanced"
+    PD_SSD = "pd-ssd"
+    PD_STANDARD = "pd-standard"
+    HYPERDISK_BALANCED = "hyperdisk-balanced"
+
+
+class GkeDriverVersion(StrEnum):
+    """Which GKE-managed NVIDIA driver GPU nodes get."""
+
+    DEFAULT = "DEFAULT"
+    LATEST = "LATEST"
+
+
+class TaintEffect(StrEnum):
+    """A Kubernetes taint effect."""
+
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+class SharingStrategy(StrEnum):
+    """How pods share a GPU."""
+
+    TIME_SLICING = "time-slicing"
+    """Interleaved, no isolation."""
+    MPS = "mps"
+    """Concurrent, memory-limited (NVIDIA Multi-Process Service)."""
+    MIG = "mig"
+    """Hardware partitions (Multi-Instance GPU)."""
+
+
+class ExporterHost(StrEnum):
+    """Where a standalone dcgm-exporter finds the node's preinstalled NVIDIA driver."""
+
+    GKE = "gke"
+    """GKE Standard nodes (driver under /home/kubernetes/bin/nvidia)."""
+    EKS_AUTOMODE = "eks-automode"
+    """EKS Auto Mode / Bottlerocket NVIDIA (the NVIDIA container runtime injects the driver)."""
+
+
+class TaintArgs(TypedDict):
+    """A node taint (Kubernetes spelling of the effect)."""
+
+    key: str
+    """Taint key, e.g. `nvidia.com/gpu`."""
+    value: NotRequired[str]
+    """Taint value (empty when unset)."""
+    effect: NotRequired[TaintEffect]
+    """Taint effect; `NoSchedule` when unset."""
+
+
+class SharingArgs(TypedDict):
+    """How pods share a pool's GPUs."""
+
+    strategy: SharingStrategy
+    """time-slicing, mps or mig."""
+    replicas: NotRequired[int]
+    """time-slicing / mps: pods that share one GPU (2-48)."""
+    profile: NotRequired[str]
+    """mig: the partition profile, e.g. `1g.10gb` (checked against the GPU catalog; `migProfile` in a stack)."""
+
+
+class GpuPoolArgs(TypedDict):
+    """One pool of GPU nodes of a single GPU type (the same checks as `gpuplane:gpuPools[]` in a stack)."""
+
+    name: str
+    """Pool name (a DNS label, at most 30 characters); also the `gpuplane.io/pool` node label."""
+    gpu: GpuType
+    """GPU type from the catalog."""
+    max_nodes: int
+    """Most nodes the autoscaler may add (across all zones)."""
+    gpus_per_node: NotRequired[int]
+    """GPUs on each node (default 1); picks the catalog's machine or instance type for that count."""
+    min_nodes: NotRequired[int]
+    """Fewest nodes the autoscaler keeps (default 0: scale to zero)."""
+    spot: NotRequired[bool]
+    """Run on spot capacity (GKE spot pools also get a spot taint)."""
+    machine_type: NotRequired[str]
+    """GKE: machine type, one the catalog lists for this GPU and count."""
+    instance_types: NotRequired[Sequence[str]]
+    """EKS: instance types (all from the catalog for this GPU and count); default the smallest."""
+    ami_type: NotRequired[AmiType]
+    """EKS: node image (default AL2023 NVIDIA)."""
+    driver: NotRequired[DriverSource]
+    """EKS: the image's NVIDIA driver (default) or the gpu-operator's."""
+    disk_size_gb: NotRequired[int]
+    """Boot disk in GB (default 200: CUDA images are large)."""
+    disk_type: NotRequired[DiskType]
+    """GKE: boot disk type (default pd-balanced)."""
+    driver_version: NotRequired[GkeDriverVersion]
+    """GKE: the GKE version's DEFAULT or LATEST managed driver."""
+    sharing: NotRequired[SharingArgs]
+    """Share each GPU between pods: time-slicing, MPS or MIG."""
+    labels: NotRequired[Mapping[str, str]]
+    """Extra node labels."""
+    taints: NotRequired[Sequence[TaintArgs]]
+    """Extra taints beyond the `nvidia.com/gpu` (and spot) taints gpuplane always sets."""
+
+
+class NodeSelectorRequirement(TypedDict):
+    """One Kubernetes node-selector requirement (`matchExpressions[]`)."""
+
+    key: str
+    """Node label key."""
+    operator: str
+    """`In`, `NotIn`, `Exists`, ..."""
+    values: NotRequired[Sequence[str]]
+    """Label values (for `In` / `NotIn`)."""
+
+
+class GpuNodes(TypedDict):
+    """What one GPU pool's nodes carry and offer: what a workload, an exporter or the gpu-operator needs to
+    select, tolerate and request them. Pool components output one per pool; `GpuOperator`, `DcgmExporter`
+    and `placement()` take them. (Keys are single words, so they read the same in every language.)"""
+
+    pool: str
+    """Pool (or GPU class) name."""
+    labels: Mapping[str, str]
+    """Node labels the pool's nodes carry (gpuplane's, the platform's and the user's)."""
+    taints: Sequence[TaintArgs]
+    """Taints the pool's nodes carry."""
+    resource: str
+    """The extended resource a pod requests (`nvidia.com/gpu`, or `nvidia.com/mig-<profile>`)."""
+    capacity: NotRequired[int]
+    """Most of `resource` one pod can get on one node (GPUs, MIG slices); 1 on time-sliced or MPS GPUs."""
+    affinity: NotRequired[Sequence[NodeSelectorRequirement]]
+    """Node-affinity expressions that select exactly this pool's nodes (on labels the platform sets)."""
+    selector: NotRequired[Mapping[str, str]]
+    """A nodeSelector pods also need (Autopilot provisions GPU nodes from it)."""
+    sharing: NotRequired[SharingArgs]
+    """The pool's GPU sharing (the gpu-operator's device plugin config follows it)."""

@@ -1,0 +1,61 @@
+"""Your own GKE Standard cluster, declared here, with gpuplane's GPU node pools, dcgm-exporter on exactly
+those pools, and GPU metrics for the Prometheus Operator the cluster already runs."""
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from gpuplane import DcgmExporter, ExporterHost, GkeGpuNodePools, GpuMonitoring, GpuType
+from gpuplane.gcp.render import kubeconfig
+from gpuplane.monitoring.standalone import monitoring_args, scrape_config
+
+conf = pulumi.Config()
+region = conf.require("region")
+
+nodes_sa = gcp.serviceaccount.Account("nodes", account_id="research-nodes", display_name="GKE nodes")
+cluster = gcp.container.Cluster(
+    "research",
+    name="research",
+    project=gcp.config.project,
+    location=region,
+    remove_default_node_pool=True,
+    initial_node_count=1,
+    workload_identity_config={"workload_pool": f"{gcp.config.project}.svc.id.goog"},
+    deletion_protection=False,
+)
+pools = GkeGpuNodePools(
+    "gpu",
+    {
+        "cluster": cluster.id,
+        "location": cluster.location,
+        "node_service_account": nodes_sa.email,
+        "project": cluster.project,
+        "zones": conf.get_object("zones") or [],
+        "gpu_pools": [
+            {"name": "l4", "gpu": GpuType.L4, "spot": True, "max_nodes": 4},
+            {"name": "a100", "gpu": GpuType.A100_40GB, "max_nodes": 2},
+        ],
+        "cluster_label": "research",
+    },
+)
+
+config: pulumi.Output[str] = pulumi.Output.secret(
+    pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
+        lambda parts: kubeconfig("research", str(parts[0]), str(parts[1]))
+    )
+)
+provider = k8s.Provider("research", kubeconfig=config)
+on_cluster = pulumi.ResourceOptions(provider=provider, depends_on=[pools])
+exporter = DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": pools.gpu_nodes}, opts=on_cluster)
+# The cluster runs Prometheus Operator, so its CRDs exist: gpuplane must not install a second copy.
+monitoring = monitoring_args(
+    "research",
+    "dcgm-exporter",
+    region=region,
+    integration="prometheus-operator",
+    prometheus_operator_crds="existing",
+)
+GpuMonitoring("monitoring", monitoring, exporter, opts=on_cluster)
+
+pulumi.export("gpuNodePools", pools.node_pool_names)
+pulumi.export("scrapeConfig", scrape_config(monitoring))

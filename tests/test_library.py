@@ -1,0 +1,264 @@
+"""gpuplane as a library: typed components that take Outputs, chain through their outputs, and refuse
+bad arguments with one error naming the argument path (before registering anything)."""
+
+from __future__ import annotations
+
+import pydoc
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_gcp as gcp
+import pytest
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+import gpuplane
+from gpuplane import ConfigError
+from gpuplane.argcheck import ArgsError
+from gpuplane.aws.karpenter_pools import KarpenterGpuNodePools
+from gpuplane.aws.node_groups import EksGpuNodeGroups
+from gpuplane.config import parse_config
+from gpuplane.gcp.pools import GkeGpuNodePools
+from gpuplane.inputs import AmiType, ExporterHost, GpuType, SharingStrategy
+from gpuplane.nvidia.dcgm import DcgmExporter
+from gpuplane.nvidia.operator import GpuOperator
+from gpuplane.plan.mocks import PlanMocks
+from gpuplane.plan.runner import install
+from gpuplane.plan.stackfile import StackFile
+
+
+def run(program: Callable[[], Any]) -> list[Any]:
+    monitor = install(StackFile(project="lib", stack="test", config={}), PlanMocks())
+    _sync_await(run_pulumi_func(program))
+    return list(monitor.registrations)
+
+
+def of_type(regs: list[Any], typ: str) -> list[Any]:
+    return [r for r in regs if r.type == typ]
+
+
+def test_gke_pools_take_the_clusters_outputs() -> None:
+    def program() -> None:
+        cluster = gcp.container.Cluster("mine", name="mine", location="us-central1", initial_node_count=1)
+        sa = gcp.serviceaccount.Account("nodes", account_id="mine-gpu-nodes")
+        GkeGpuNodePools(
+            "gpu",
+            {
+                "cluster": cluster.id,
+                "location": cluster.location,
+                "node_service_account": sa.email,
+                "gpu_pools": [{"name": "l4", "gpu": GpuType.L4, "max_nodes": 2, "spot": True}],
+            },
+        )
+
+    regs = run(program)
+    (pool,) = of_type(regs, "gcp:container/nodePool:NodePool")
+    assert pool.inputs["cluster"].endswith("/clusters/mine")  # the cluster's id, an Output
+    assert pool.inputs["location"] == "us-central1"
+    assert pool.inputs["nodeConfig"]["serviceAccount"].startswith("mine-gpu-nodes@")
+    assert pool.inputs["nodeConfig"]["labels"]["gpuplane.io/pool"] == "l4"
+    # The location was an Output: the pool follows the cluster's node locations.
+    assert "nodeLocations" not in pool.inputs
+
+
+def test_eks_node_groups_take_the_clusters_outputs() -> None:
+    def program() -> None:
+        role = aws.iam.Role("nodes", assume_role_policy="{}")
+        vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+        subnets = [aws.ec2.Subnet(f"private-{i}", vpc_id=vpc.id, cidr_block=f"10.0.{i}.0/24") for i in range(2)]
+        vpc_config = {"subnet_ids": [s.id for s in subnets]}
+        control = aws.eks.Cluster("mine", name="mine", role_arn=role.arn, vpc_config=vpc_config)
+        EksGpuNodeGroups(
+            "gpu",
+            {
+                "cluster_name": control.name,
+                "node_role_arn": role.arn,
+                "subnet_ids": pulumi.Output.all(*[s.id for s in subnets]),
+                "gpu_pools": [{"name": "a10g", "gpu": GpuType.A10G, "max_nodes": 3}],
+                "cluster_label": "mine",
+            },
+        )
+
+    regs = run(program)
+    (group,) = of_type(regs, "aws:eks/nodeGroup:NodeGroup")
+    assert group.inputs["clusterName"] == "mine"
+    assert group.inputs["nodeRoleArn"].startswith("arn:aws:iam::") and ":role/nodes" in group.inputs["nodeRoleArn"]
+    assert len(group.inputs["subnetIds"]) == 2 and all(s.startswith("subnet-") for s in group.inputs["subnetIds"])
+    assert group.inputs["taints"][0] == {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
+    tags = of_type(regs, "aws:autoscaling/tag:Tag")
+    assert tags and all(t.inputs["autoscalingGroupName"].startswith("eks-mine-a10g") for t in tags)
+
+
+def test_karpenter_pools_take_a_role_output() -> None:
+    def program() -> None:
+        role = aws.iam.Role("karpenter-nodes", name="KarpenterNodeRole-mine", assume_role_policy="{}")
+        KarpenterGpuNodePools(
+            "gpu",
+            {
+                "cluster_name": "mine",
+                "node_role": role.name,
+                "gpu_pools": [{"name": "l4", "gpu": GpuType.L4, "max_nodes": 4, "spot": True}],
+            },
+        )
+
+    regs = run(program)
+    (node_class,) = of_type(regs, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    assert node_class.inputs["spec"]["role"] == "KarpenterNodeRole-mine"
+    assert node_class.inputs["spec"]["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "mine"}}]
+    (node_pool,) = of_type(regs, "kubernetes:karpenter.sh/v1:NodePool")
+    assert node_pool.inputs["spec"]["template"]["metadata"]["labels"]["gpuplane.io/cluster"] == "mine"
+
+
+def test_software_chains_on_a_pool_components_outputs() -> None:
+    """The exporter and the operator tolerate exactly what the pools' outputs say; placement() reads them."""
+    seen: dict[str, Any] = {}
+
+    def program() -> None:
+        pools = KarpenterGpuNodePools(
+            "gpu",
+            {
+                "cluster_name": "mine",
+                "node_role": "KarpenterNodeRole-mine",
+                "gpu_pools": [
+                    {"name": "l4", "gpu": GpuType.L4, "max_nodes": 4},
+                    {
+                        "name": "shared",
+                        "gpu": GpuType.L4,
+                        "max_nodes": 2,
+                        "taints": [{"key": "team", "value": "ml"}],
+                        "sharing": {"strategy": SharingStrategy.TIME_SLICING, "replicas": 4},
+                    },
+                ],
+            },
+        )
+        GpuOperator("op", {"node_image": AmiType.AL2023_X86_64_NVIDIA, "gpu_nodes": pools.gpu_nodes})
+        nodes = pulumi.Output.from_input(pools.gpu_nodes)
+        DcgmExporter("dcgm", {"host": ExporterHost.EKS_AUTOMODE, "gpu_nodes": nodes})
+        seen["fragment"] = gpuplane.placement(pools.gpu_nodes[1], gpus=1)
+
+    regs = run(program)
+    releases = {r.inputs["chart"]: r.inputs["values"] for r in of_type(regs, "kubernetes:helm.sh/v3:Release")}
+    team = {"key": "team", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}
+    assert team in releases["gpu-operator"]["daemonsets"]["tolerations"]
+    assert team in releases["dcgm-exporter"]["tolerations"]  # from an Output of the pools' outputs
+    (cm,) = of_type(regs, "kubernetes:core/v1:ConfigMap")
+    assert set(cm.inputs["data"]) == {"default", "shared"}
+    fragment = seen["fragment"]
+    assert fragment["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert {"key": "karpenter.sh/nodepool", "operator": "In", "values": ["shared"]} in fragment["affinity"][
+        "nodeAffinity"
+    ]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
+    assert team in fragment["tolerations"]
+
+
+def test_pool_outputs_place_pods_as_the_stack_config_does() -> None:
+    holder: dict[str, Any] = {}
+
+    def program() -> None:
+        holder["pools"] = GkeGpuNodePools(
+            "gpu",
+            {
+                "cluster": "research",
+                "location": "us-central1",
+                "node_service_account": "n@p.iam.gserviceaccount.com",
+                "gpu_pools": [{"name": "l4", "gpu": GpuType.L4, "max_nodes": 2, "spot": True, "gpus_per_node": 2}],
+            },
+        )
+
+    run(program)
+    cfg = parse_config(
+        {
+            "platform": "gke-standard",
+            "cluster": {"name": "research"},
+            "gcp": {"project": "acme-research", "region": "us-central1"},
+            "gpuPools": [{"name": "l4", "gpu": "l4", "maxNodes": 2, "spot": True, "gpusPerNode": 2}],
+        }
+    )
+    nodes = holder["pools"].gpu_nodes[0]
+    assert gpuplane.placement(nodes, gpus=2) == gpuplane.placement(cfg, "l4", gpus=2)
+    assert nodes["labels"]["gpuplane.io/cluster"] == "research" and nodes["resource"] == "nvidia.com/gpu"
+
+
+BAD = [
+    (
+        GkeGpuNodePools,
+        {
+            "cluster": "c",
+            "location": "us-central1",
+            "node_service_account": "n@p.iam.gserviceaccount.com",
+            "gpu_pools": [{"name": "l4", "gpu": "a1000", "max_nodes": 1}, {"name": "x", "gpu": "l4", "max_nodes": 0}],
+        },
+        ["gpu_pools[0].gpu", "gpu_pools[1].max_nodes"],
+    ),
+    (
+        EksGpuNodeGroups,
+        {
+            "cluster_name": "c",
+            "node_role_arn": "arn",
+            "subnet_ids": [],
+            "gpu_pools": [{"name": "a", "gpu": "a10g", "max_nodes": 1, "machine_type": "g5.xlarge", "gpus_per_nod": 1}],
+        },
+        ["gpu_pools[0].machine_type", "gpu_pools[0].gpus_per_nod"],
+    ),
+    (
+        KarpenterGpuNodePools,
+        {
+            "cluster_name": "c",
+            "node_role": "r",
+            "gpu_pools": [{"name": "a", "gpu": "l4", "max_nodes": 1}],
+            "settings": {"consolidate_after": "soon"},
+        },
+        ["settings.consolidate_after"],
+    ),
+    (GkeGpuNodePools, {"cluster": "c"}, ["location", "node_service_account", "gpu_pools"]),
+]
+
+
+@pytest.mark.parametrize("component,args,paths", BAD, ids=[f"{c.__name__}-{i}" for i, (c, _, _) in enumerate(BAD)])
+def test_bad_args_name_every_argument_path_before_registering(component: Any, args: Any, paths: list[str]) -> None:
+    errors: list[ArgsError] = []
+
+    def program() -> None:
+        try:
+            component("bad", args)
+        except ArgsError as exc:
+            errors.append(exc)
+
+    regs = run(program)
+    assert [r.type for r in regs] == ["pulumi:pulumi:Stack"]  # nothing registered, not even the component
+    (err,) = errors
+    assert isinstance(err, ConfigError)
+    assert [p for p, _ in err.problems] == paths, err
+    assert f"invalid arguments of {component.__name__} 'bad'" in str(err)
+    assert "gpusPerNode" not in str(err)  # argument spelling, not the stack's
+
+
+def test_unknown_arg_suggests_the_argument_spelling() -> None:
+    with pytest.raises(ArgsError) as info:
+        run(
+            lambda: EksGpuNodeGroups(
+                "bad",
+                {
+                    "cluster_name": "c",
+                    "node_role_arn": "arn",
+                    "subnet_ids": [],
+                    "gpu_pools": [{"name": "a", "gpu": "a10g", "max_nodes": 1, "gpus_per_nod": 1}],  # type: ignore[typeddict-unknown-key]
+                },
+            )
+        )
+    assert "did you mean 'gpus_per_node'?" in str(info.value)
+
+
+def test_placement_is_the_function_and_platform_help_is_gpuplanes() -> None:
+    import gpuplane.placement  # noqa: F401  (importing the module must not shadow the function)
+    from gpuplane import placement
+
+    assert callable(placement) and placement.__module__ == "gpuplane.placement"
+    assert gpuplane.placement is placement
+    for cls in (gpuplane.GkeGpuPlatform, gpuplane.GkeAutopilotPlatform, gpuplane.EksGpuPlatform):
+        text = pydoc.render_doc(cls.__init__)
+        assert "validated stack config" in text and "ComponentResource" not in text
+    for cls in (gpuplane.GkeGpuNodePools, gpuplane.EksGpuNodeGroups, gpuplane.KarpenterGpuNodePools):
+        assert "ArgsError" in (cls.__init__.__doc__ or "")
