@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import runpy
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pulumi.runtime.stack import run_pulumi_func
@@ -13,6 +12,7 @@ from pulumi.runtime.sync_await import _sync_await
 from gpuplane.plan import load
 from gpuplane.plan.deploy import check
 from gpuplane.plan.mocks import PlanMocks
+from gpuplane.plan.project import existing_crds, stack_references
 from gpuplane.plan.runner import Plan, install, tree_order
 
 from .conftest import ROOT
@@ -41,26 +41,6 @@ EXPECTED = {
 }
 
 
-STACK_OUTPUTS = {
-    "acme/eks-platform/prod": {
-        "clusterName": "platform",
-        "kubeconfig": "apiVersion: v1\nkind: Config\n",
-        "karpenterNodeRole": "platform-karpenter-node-role",
-    }
-}
-"""Outputs of the stacks the examples reference (`pulumi.StackReference`)."""
-
-
-class ExampleMocks(PlanMocks):
-    """The plan's mocks, answering stack references with `STACK_OUTPUTS`."""
-
-    def new_resource(self, args: Any) -> tuple[str, dict[str, Any]]:
-        if args.typ == "pulumi:pulumi:StackReference":
-            outputs = STACK_OUTPUTS[str(args.inputs["name"])]
-            return str(args.inputs["name"]), {**args.inputs, "outputs": outputs, "secretOutputNames": ["kubeconfig"]}
-        return super().new_resource(args)
-
-
 def test_every_example_is_listed() -> None:
     assert set(EXAMPLES) == set(EXPECTED)
 
@@ -70,7 +50,8 @@ def test_example_runs_under_mocks(example: str) -> None:
     folder = ROOT / "examples" / example
     stack = load(str(folder / "Pulumi.example.yaml"))
     project = str(__import__("yaml").safe_load((folder / "Pulumi.yaml").read_text())["name"])
-    monitor = install(type(stack)(project=project, stack="example", config=stack.config), ExampleMocks())
+    mocks = PlanMocks(stack_references(stack))  # as `gpuplane plan --program` answers StackReference
+    monitor = install(type(stack)(project=project, stack="example", config=stack.config), mocks)
     _sync_await(run_pulumi_func(lambda: runpy.run_path(str(Path(folder) / "__main__.py"), run_name="__main__")))
     types = {r.type for r in monitor.registrations}
     assert EXPECTED[example] <= types, EXPECTED[example] - types
@@ -86,23 +67,19 @@ def test_example_runs_under_mocks(example: str) -> None:
     k8s_providers = [r for r in monitor.registrations if r.type == "pulumi:providers:kubernetes"]
     assert all(p.inputs["kubeconfig"] == "[secret]" for p in k8s_providers)
     # The deploy simulator passes too, given the CRDs the example states its cluster has.
-    violations = check(Plan(project, "example", tree_order(monitor.registrations)), STATED_CRDS.get(example, ()))
+    violations = check(Plan(project, "example", tree_order(monitor.registrations)), existing_crds(stack))
     assert violations == [], "\n".join(str(v) for v in violations)
 
 
-STATED_CRDS = {
-    "gke-your-cluster": {"monitoring.coreos.com"},
-    "eks-karpenter-stack-reference": {"karpenter.sh", "karpenter.k8s.aws"},
-}
-"""API groups an example states its cluster has (gke-your-cluster: Prometheus Operator, so
-`prometheus_operator_crds="existing"`; eks-karpenter-stack-reference: a cluster that runs Karpenter)."""
-
-
-def test_stated_crds_match_the_examples_config() -> None:
-    source = (ROOT / "examples" / "gke-your-cluster" / "__main__.py").read_text()
-    assert 'prometheus_operator_crds="existing"' in source
-    source = (ROOT / "examples" / "eks-karpenter-stack-reference" / "__main__.py").read_text()
-    assert "StackReference" in source and "Karpenter installed" in source
+def test_stated_crds_match_the_examples_programs() -> None:
+    """The CRDs an example's stack file states are the ones its program says the cluster has."""
+    for example, marker in {
+        "gke-your-cluster": 'prometheus_operator_crds="existing"',
+        "eks-karpenter-stack-reference": "Karpenter installed",
+    }.items():
+        folder = ROOT / "examples" / example
+        assert marker in (folder / "__main__.py").read_text()
+        assert existing_crds(load(str(folder / "Pulumi.example.yaml"))), example
 
 
 def test_no_example_builds_a_stack_config() -> None:

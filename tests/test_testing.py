@@ -26,8 +26,7 @@ GKE_PROGRAM = '''
 import pulumi
 import pulumi_gcp as gcp
 
-from gpuplane.config import parse_config
-from gpuplane.gcp import GkeGpuNodePools, GkeGpuNodePoolsArgs
+from gpuplane import GkeGpuNodePools
 
 conf = pulumi.Config()
 project, region = conf.require("project"), conf.require("region")
@@ -36,16 +35,12 @@ cluster = gcp.container.Cluster(
     remove_default_node_pool=True, initial_node_count=1, deletion_protection=False,
 )
 nodes = gcp.serviceaccount.Account("gpu-nodes", account_id="gpu-nodes", project=project)
-cfg = parse_config({
-    "platform": "gke-standard", "cluster": {"name": "research"},
-    "gcp": {"project": project, "region": region}, "gpuPools": conf.require_object("gpuPools"),
+pools = GkeGpuNodePools("gpu", {
+    "cluster": cluster.id, "location": cluster.location, "project": project,
+    "node_service_account": nodes.email, "gpu_pools": conf.require_object("gpuPools"),
 })
-assert cfg.gcp is not None
-pools = GkeGpuNodePools("gpu", GkeGpuNodePoolsArgs(
-    cfg.cluster, cfg.gcp, cfg.gpuPools, cluster_id=cluster.id, node_service_account=nodes.email,
-))
 pulumi.export("clusterEndpoint", cluster.endpoint)
-pulumi.export("gpuNodePools", pools.names)
+pulumi.export("gpuNodePools", pools.node_pool_names)
 '''
 """The one place that spells gpuplane's component API: adapt it when the public args change."""
 
@@ -56,9 +51,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from gpuplane.aws.platform import operator_args
-from gpuplane.config import parse_config
-from gpuplane.nvidia.operator import GpuOperator
+from gpuplane import AmiType, GpuOperator
 
 conf = pulumi.Config()
 role = aws.iam.Role("nodes", assume_role_policy='{"Version": "2012-10-17", "Statement": []}')
@@ -69,13 +62,14 @@ eks.ManagedNodeGroup("system", cluster=cluster, node_role_arn=role.arn, subnet_i
                      scaling_config={"min_size": 2, "max_size": 3, "desired_size": 2})
 eks.ManagedNodeGroup("gpu", cluster=cluster, node_role_arn=role.arn, subnet_ids=["subnet-1"],
                      instance_types=["g6.xlarge"], ami_type="AL2023_x86_64_NVIDIA",
-                     labels={"gpuplane.io/pool": "l4"},
+                     labels={"gpuplane.io/pool": "l4", "gpuplane.io/gpu": "l4"},
                      taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
                      scaling_config={"min_size": 0, "max_size": 2, "desired_size": 0})
-cfg = parse_config({"platform": "eks-managed", "cluster": {"name": "ml"}, "aws": {"region": "us-west-2"},
-                    "gpuPools": [{"name": "l4", "gpu": "l4", "maxNodes": 2}]})
+gpu_nodes = [{"pool": "l4", "resource": "nvidia.com/gpu", "labels": {"gpuplane.io/pool": "l4"},
+              "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}]
 provider = k8s.Provider("ml", kubeconfig=cluster.kubeconfig_json)
-GpuOperator("gpu-operator", operator_args(cfg), opts=pulumi.ResourceOptions(provider=provider))
+GpuOperator("gpu-operator", {"node_image": AmiType.AL2023_X86_64_NVIDIA, "gpu_nodes": gpu_nodes},
+            opts=pulumi.ResourceOptions(provider=provider))
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig_json))
 pulumi.export("nodeGroupName", cluster.eks_cluster.name)
 '''
@@ -95,7 +89,7 @@ GKE_STACK = """\
 my-gpus:project: acme-research
 my-gpus:region: europe-west4
 my-gpus:gpuPools:
-  - {name: l4, gpu: l4, spot: true, maxNodes: 4}
+  - {name: l4, gpu: l4, spot: true, max_nodes: 4}
 """
 
 
@@ -184,7 +178,8 @@ def test_offline_collects_the_with_block(tmp_path: Path) -> None:
 
 
 def test_every_example_plans_through_the_cli_form() -> None:
-    examples = sorted(p.parent for p in (ROOT / "examples").glob("*/Pulumi.yaml"))
+    # The Python examples (the YAML one is checked against the package schema in test_provider.py).
+    examples = sorted(p.parent for p in (ROOT / "examples").glob("*/__main__.py"))
     assert examples
     for folder in examples:
         plan, crds = plan_program(folder)
@@ -299,3 +294,22 @@ def test_the_docs_unit_test_runs_as_written(tmp_path: Path, monkeypatch: pytest.
             test()
     finally:
         sys.modules.pop("infra", None)
+
+
+REF_PROGRAM = '''
+import pulumi
+ref = pulumi.StackReference("acme/net/prod")
+pulumi.export("vpc", ref.require_output("vpcId"))
+pulumi.export("token", ref.require_output("token"))
+'''
+
+
+def test_stack_references_are_answered_from_the_stack_file(tmp_path: Path) -> None:
+    refs = 'gpuplane:stackReferences:\n  acme/net/prod: {vpcId: vpc-1, token: {secure: t0ken}}\n'
+    plan, _ = plan_program(write_program(tmp_path / "ok", "ok", REF_PROGRAM, refs))
+    assert plan.outputs == {"vpc": "vpc-1", "token": "[secret]"}
+    with pytest.raises(ConfigError, match=r"gpuplane:stackReferences: no outputs for stack 'acme/net/prod' \(given: none\)"):
+        plan_program(write_program(tmp_path / "missing", "missing", REF_PROGRAM))
+    bad = write_program(tmp_path / "bad", "bad", REF_PROGRAM, "gpuplane:stackReferences: [1]\n")
+    with pytest.raises(ConfigError, match="gpuplane:stackReferences: must map stack names to their outputs"):
+        plan_program(bad)

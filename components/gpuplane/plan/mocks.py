@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 
+from ..config import ConfigError
 from . import mocks_aws, mocks_extra
 from .mocks_base import State, digest, fake_ip
 
@@ -119,6 +120,10 @@ def resource_id(a: pulumi.runtime.MockResourceArgs, state: State) -> str:
     return f"{a.name}-{digest(a.typ, a.name)[:8]}"
 
 
+STACK_REFERENCES_KEY = "gpuplane:stackReferences"
+"""Stack config key for offline plans: `{stack name: {output: value}}` answering `pulumi.StackReference`;
+`{secure: value}` makes an output secret, as the referenced stack would keep it."""
+
 RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 
@@ -130,8 +135,10 @@ class PlanMocks(pulumi.runtime.Mocks):
     inside themselves, which must be known to the monitor to be read back.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, stack_references: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.monitor: Any = None
+        self.stack_references = dict(stack_references or {})
+        """Outputs of the stacks a program reads with `pulumi.StackReference`, by stack name."""
         self.aws_region: str | None = None
         """The region of the last AWS provider registered; before one, the `aws:region` config or us-east-1."""
         self.outputs: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {
@@ -155,6 +162,8 @@ class PlanMocks(pulumi.runtime.Mocks):
             self.aws_region = str(args.inputs["region"])
         if args.typ == "eks:index:ManagedNodeGroup":
             return self._managed_node_group(args)
+        if args.typ == "pulumi:pulumi:StackReference":
+            return self._stack_reference(args)
         if args.typ.startswith("kubernetes:") and args.typ != "kubernetes:helm.sh/v3:Release":
             state = _k8s_object(args)
         else:
@@ -165,6 +174,21 @@ class PlanMocks(pulumi.runtime.Mocks):
             typ = "eks:index:Cluster$aws:eks/cluster:Cluster"
             state["eksCluster"] = self._inner(typ, f"{args.name}-eksCluster", str(inner["name"]), inner)
         return resource_id(args, state), state
+
+    def _stack_reference(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        """A `pulumi.StackReference`'s outputs, as the stack config's `gpuplane:stackReferences` gives them
+        (offline there is no backend to read them from)."""
+        name = str(args.inputs.get("name", args.name))
+        if name not in self.stack_references:
+            known = ", ".join(sorted(self.stack_references)) or "none"
+            raise ConfigError(
+                [(STACK_REFERENCES_KEY, f"no outputs for stack {name!r} (given: {known}); add them in the stack file")]
+            )
+        given = self.stack_references[name]
+        # `{secure: VALUE}` marks an output the referenced stack keeps secret (a kubeconfig, say).
+        secret = sorted(k for k, v in given.items() if isinstance(v, Mapping) and set(v) == {"secure"})
+        outputs = {k: (v["secure"] if k in secret else v) for k, v in given.items()}
+        return name, {**args.inputs, "outputs": outputs, "secretOutputNames": secret}
 
     def _inner(self, typ: str, name: str, rid: str, state: State) -> dict[str, Any]:
         """Register a resource a remote component creates inside itself (pulumi-eks), so the program can

@@ -25,6 +25,7 @@ import yaml
 
 from ..config import ConfigError
 from ..extras import hint
+from .mocks import STACK_REFERENCES_KEY, PlanMocks
 from .runner import Plan, run_program
 from .stackfile import StackFile, load
 
@@ -111,9 +112,21 @@ def _as_language_host(folder: Path) -> Iterator[None]:
             sys.path.remove(str(folder))
 
 
+def stack_references(stack: StackFile) -> dict[str, dict[str, Any]]:
+    """Outputs the stack file gives for the stacks the program references (`gpuplane:stackReferences`)."""
+    value = stack.config.get(STACK_REFERENCES_KEY, {})
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise ConfigError([(STACK_REFERENCES_KEY, f"must map stack names to their outputs, got {value!r}")])
+    return {str(k): dict(v) for k, v in value.items()}
+
+
 def run(project: Project, stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Plan:
-    """Run the project's program under fresh mocks. A missing cloud SDK or a missing required config
-    value is a `ConfigError`, not a traceback."""
+    """Run the project's program under fresh mocks (by default gpuplane's, answering stack references from
+    the stack file). A missing cloud SDK or a missing required config value is a `ConfigError`, not a
+    traceback."""
+    mocks = mocks or PlanMocks(stack_references(stack))
     with _as_language_host(project.main.parent):
         try:
             return run_program(stack, lambda: runpy.run_path(str(project.main), run_name="__main__"), mocks)
