@@ -123,7 +123,7 @@ def test_readme_python_example_runs_under_mocks() -> None:
     monitor = install(StackFile(project="gpuplane", stack="readme", config={}), PlanMocks())
     _sync_await(run_pulumi_func(lambda: exec(code, {"__name__": "readme"})))
     types = {r.type for r in monitor.registrations}
-    assert {"gpuplane:gcp:GkeGpuPlatform", "gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release"} <= types
+    assert {"gpuplane:gcp:GkeGpuNodePools", "gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release"} <= types
 
 
 def test_every_subpackage_is_packaged() -> None:
