@@ -123,14 +123,14 @@ def test_summary_matches_the_graph(stack: str, plan_of: Callable[..., Plan]) -> 
     limits = nap_limits(plan)
     for row in rows:
         if (row["cluster"], row["pool"]) in graph:
-            assert graph[(row["cluster"], row["pool"])] == row["gpus_at_max"], row
+            assert graph[(row["cluster"], row["pool"])] == row["gpusAtMax"], row
         elif row["cluster"] in limits:  # NAP: the class's ceiling is inside its GPU type's limit
             gpu = GPUS[row["gpu"]]
-            assert gpu.gcp is not None and limits[row["cluster"]][gpu.gcp.accelerator] >= row["gpus_at_max"]
+            assert gpu.gcp is not None and limits[row["cluster"]][gpu.gcp.accelerator] >= row["gpusAtMax"]
         else:  # Autopilot: no GPU resources to check against
             assert load_stack_config(stack)["gpuplane:platform"] == "gke-autopilot"
     assert len(graph) == len([r for r in rows if (r["cluster"], r["pool"]) in graph])
-    assert plan.outputs["capacity"]["totals"]["gpus_at_max"] == sum(r["gpus_at_max"] for r in rows)
+    assert plan.outputs["capacity"]["totals"]["gpusAtMax"] == sum(r["gpusAtMax"] for r in rows)
 
 
 def floors_and_slots_in_graph(plan: Plan) -> dict[tuple[str, str], tuple[int, int]]:
@@ -189,8 +189,8 @@ def test_slots_and_idle_floor_match_the_graph(stack: str, plan_of: Callable[...,
     for row in plan.outputs["capacity"]["rows"]:
         if (row["cluster"], row["pool"]) in graph:
             floor, slots = graph[(row["cluster"], row["pool"])]
-            assert (row["idle_floor_gpus"], row["slots_at_max"]) == (floor, slots), row
-    assert plan.outputs["capacity"]["totals"]["idle_floor_gpus"] == 0, "every shipped pool scales to zero"
+            assert (row["idleFloorGpus"], row["slotsAtMax"]) == (floor, slots), row
+    assert plan.outputs["capacity"]["totals"]["idleFloorGpus"] == 0, "every shipped pool scales to zero"
 
 
 @pytest.mark.parametrize("stack", FLEETS)
@@ -200,12 +200,12 @@ def test_fleet_regions_stay_within_quota(stack: str, plan_of: Callable[..., Plan
     quotas = {r["region"]: r.get("quota", {}) for r in raw["gpuplane:fleet"]["regions"]}
     used: dict[tuple[str, str], int] = {}
     for row in plan.outputs["capacity"]["rows"]:
-        used[(row["region"], row["gpu"])] = used.get((row["region"], row["gpu"]), 0) + row["gpus_at_max"]
+        used[(row["region"], row["gpu"])] = used.get((row["region"], row["gpu"]), 0) + row["gpusAtMax"]
     for (region, gpu), n in used.items():
         assert n <= quotas[region].get(gpu, 10**9), (region, gpu, n)
     totals = raw["gpuplane:fleet"]["totals"]
     for pool, total in totals.items():
-        assert sum(r["gpus_at_max"] for r in plan.outputs["capacity"]["rows"] if r["pool"] == pool) == total
+        assert sum(r["gpusAtMax"] for r in plan.outputs["capacity"]["rows"] if r["pool"] == pool) == total
     assert len(quotas) >= 3 and set(plan.outputs["regions"]) == set(quotas)
 
 

@@ -95,18 +95,24 @@ def capacity(cfg: StackConfig) -> list[CapacityRow]:
     return rows
 
 
+def camel(name: str) -> str:
+    """`usd_per_hour_at_max` -> `usdPerHourAtMax`: the key style of the plan JSON and the config."""
+    head, *rest = name.split("_")
+    return head + "".join(w.title() for w in rest)
+
+
 def summary(cfg: StackConfig) -> dict[str, Any]:
-    """The `capacity` stack output: rows, totals, and where the prices come from."""
+    """The `capacity` stack output (camelCase keys): rows, totals, and where the prices come from."""
     rows = capacity(cfg)
     priced = [r for r in rows if r.usd_per_hour_at_max is not None]
     return {
-        "rows": [asdict(r) for r in rows],
+        "rows": [{camel(k): v for k, v in asdict(r).items()} for r in rows],
         "totals": {
-            "gpus_at_max": sum(r.gpus_at_max for r in rows),
-            "slots_at_max": sum(r.slots_at_max for r in rows),
-            "idle_floor_gpus": sum(r.idle_floor_gpus for r in rows),
-            "usd_per_hour_at_max": round(sum(r.usd_per_hour_at_max or 0 for r in priced), 2),
-            "usd_per_hour_at_floor": round(sum(r.usd_per_hour_at_floor or 0.0 for r in priced), 2) + 0.0,
+            "gpusAtMax": sum(r.gpus_at_max for r in rows),
+            "slotsAtMax": sum(r.slots_at_max for r in rows),
+            "idleFloorGpus": sum(r.idle_floor_gpus for r in rows),
+            "usdPerHourAtMax": round(sum(r.usd_per_hour_at_max or 0 for r in priced), 2),
+            "usdPerHourAtFloor": round(sum(r.usd_per_hour_at_floor or 0.0 for r in priced), 2) + 0.0,
         },
         "prices": (
             ("your prices (gpuplane:prices)" if cfg.prices.onDemand else f"estimate: {PRICE_SOURCE}")
@@ -125,13 +131,13 @@ def table(summary_: dict[str, Any]) -> str:
         ("machine", "machine"),
         ("capacity", "capacity"),
         ("sharing", "sharing"),
-        ("min_nodes", "min"),
-        ("max_nodes", "max"),
-        ("gpus_at_max", "GPUs@max"),
-        ("slots_at_max", "slots@max"),
-        ("idle_floor_gpus", "idle GPUs"),
-        ("usd_per_hour_at_max", "$/h@max"),
-        ("usd_per_hour_at_floor", "$/h@floor"),
+        ("minNodes", "min"),
+        ("maxNodes", "max"),
+        ("gpusAtMax", "GPUs@max"),
+        ("slotsAtMax", "slots@max"),
+        ("idleFloorGpus", "idle GPUs"),
+        ("usdPerHourAtMax", "$/h@max"),
+        ("usdPerHourAtFloor", "$/h@floor"),
     ]
     cells = [[h for _, h in cols]] + [["-" if r[k] is None else str(r[k]) for k, _ in cols] for r in summary_["rows"]]
     t = summary_["totals"]
@@ -145,11 +151,11 @@ def table(summary_: dict[str, Any]) -> str:
             "",
             "",
             "",
-            str(t["gpus_at_max"]),
-            str(t["slots_at_max"]),
-            str(t["idle_floor_gpus"]),
-            str(t["usd_per_hour_at_max"]),
-            str(t["usd_per_hour_at_floor"]),
+            str(t["gpusAtMax"]),
+            str(t["slotsAtMax"]),
+            str(t["idleFloorGpus"]),
+            str(t["usdPerHourAtMax"]),
+            str(t["usdPerHourAtFloor"]),
         ]
     )
     widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]

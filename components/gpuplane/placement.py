@@ -16,6 +16,7 @@ from typing import Any, overload
 
 from .catalog import lookup
 from .config import ConfigError
+from .config.base import suggest
 from .config.model import GpuPool, StackConfig
 from .inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
 from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
@@ -92,8 +93,10 @@ def find_pool(cfg: StackConfig, name: str) -> GpuPool:
     for p in cfg.gpuPools:
         if p.name == name:
             return p
-    known = ", ".join(p.name for p in cfg.gpuPools) or "none"
-    raise ConfigError([("pool", f"no GPU pool {name!r} in this stack (pools: {known})")])
+    names = [p.name for p in cfg.gpuPools]
+    raise ConfigError(
+        [("pool", f"no GPU pool {name!r}{suggest(name, names)} in this stack (pools: {', '.join(names)})")]
+    )
 
 
 def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNodes:

@@ -12,7 +12,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InputError
 from .replacement import Finding, classify, covers, ignored_paths
+
+UNSET = object()
+"""A key one side of a change does not have."""
 
 
 @dataclass
@@ -23,6 +27,8 @@ class Change:
     findings: dict[str, Finding] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
     """Changed paths the resource's `ignoreChanges` hides from the engine."""
+    values: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    """Changed path -> (old value, new value); `UNSET` where a side has no such key."""
 
     @property
     def disruptive(self) -> dict[str, str]:
@@ -57,6 +63,7 @@ class PlanDiff:
                     "disruptive": c.disruptive,
                     "effects": {p: f.effect.value for p, f in c.findings.items()},
                     "replaces": c.replaces,
+                    "values": {p: {"old": _plain(o), "new": _plain(n)} for p, (o, n) in c.values.items()},
                     **({"ignored": c.ignored} if c.ignored else {}),
                 }
                 for c in self.changed
@@ -65,20 +72,30 @@ class PlanDiff:
         }
 
 
-def changed_paths(old: Any, new: Any, prefix: str = "") -> Iterator[str]:
-    """Dot paths (lists as `[i]`) where two input trees differ."""
+def _plain(value: Any) -> Any:
+    return None if value is UNSET else value
+
+
+def changed_values(old: Any, new: Any, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """(dot path, old value, new value) where two input trees differ (lists as `[i]`; `UNSET` for a
+    key one side lacks)."""
     if isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(set(old) | set(new)):
             path = f"{prefix}.{key}" if prefix else key
             if key not in old or key not in new:
-                yield path
+                yield path, old.get(key, UNSET), new.get(key, UNSET)
             else:
-                yield from changed_paths(old[key], new[key], path)
+                yield from changed_values(old[key], new[key], path)
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            yield from changed_paths(a, b, f"{prefix}[{i}]")
+            yield from changed_values(a, b, f"{prefix}[{i}]")
     elif old != new:
-        yield prefix or "<value>"
+        yield prefix or "<value>", old, new
+
+
+def changed_paths(old: Any, new: Any, prefix: str = "") -> Iterator[str]:
+    """Dot paths (lists as `[i]`) where two input trees differ."""
+    return (path for path, _, _ in changed_values(old, new, prefix))
 
 
 def disruption(type_: str, paths: list[str]) -> dict[str, str]:
@@ -88,25 +105,48 @@ def disruption(type_: str, paths: list[str]) -> dict[str, str]:
 
 def change_of(old: Mapping[str, Any], new: Mapping[str, Any]) -> Change | None:
     """How one resource (a plan JSON entry in both plans) changes, honouring the new `ignoreChanges`."""
-    paths = list(changed_paths(old["inputs"], new["inputs"]))
-    if not paths:
+    values = {path: (a, b) for path, a, b in changed_values(old["inputs"], new["inputs"])}
+    if not values:
         return None
+    paths = list(values)
     ignore = ignored_paths(new["type"], new["inputs"], new.get("ignoreChanges", ()))
     kept = [p for p in paths if not any(covers(i, p) for i in ignore)]
     findings = classify(new["type"], kept, old["inputs"], new["inputs"], new.get("replaceOnChanges", ()))
-    return Change(new["urn"], new["type"], kept, findings, [p for p in paths if p not in kept])
+    return Change(
+        new["urn"], new["type"], kept, findings, [p for p in paths if p not in kept], {p: values[p] for p in kept}
+    )
 
 
-def diff(base: Mapping[str, Any], head: Mapping[str, Any]) -> PlanDiff:
-    """Compare two `gpuplane plan --format json` documents."""
-    old = {r["urn"]: r for r in base["resources"]}
-    new = {r["urn"]: r for r in head["resources"]}
-    result = PlanDiff(added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)))
-    for urn in sorted(set(old) & set(new)):
-        change = change_of(old[urn], new[urn])
+def name_key(urn: str) -> str:
+    """A URN without its stack and project (`urn:pulumi:STACK::PROJECT::type$type::name` -> `type$type::name`),
+    to match the same resource in plans of two stacks."""
+    parts = urn.split("::", 2)
+    return parts[2] if len(parts) == 3 else urn
+
+
+def diff(base: Mapping[str, Any], head: Mapping[str, Any], match_names: bool = False) -> PlanDiff:
+    """Compare two `gpuplane plan --format json` documents. With `match_names`, resources are matched by
+    type and name, ignoring the stack and project in their URNs (two stacks of one program)."""
+    key = name_key if match_names else str
+    old = {key(r["urn"]): r for r in base["resources"]}
+    new = {key(r["urn"]): r for r in head["resources"]}
+    result = PlanDiff(
+        added=sorted(new[k]["urn"] for k in set(new) - set(old)),
+        removed=sorted(old[k]["urn"] for k in set(old) - set(new)),
+    )
+    for k in sorted(set(old) & set(new)):
+        change = change_of(old[k], new[k])
         if change and change.paths:
             result.changed.append(change)
     return result
+
+
+def show(value: Any, width: int = 60) -> str:
+    """A changed value on one line: JSON, cut to `width` characters; `(unset)` for a missing key."""
+    if value is UNSET:
+        return "(unset)"
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def to_text(d: PlanDiff) -> str:
@@ -120,7 +160,8 @@ def to_text(d: PlanDiff) -> str:
         for p in c.paths:
             f = c.findings.get(p)
             mark = f"  [DISRUPTIVE: {f.text()}]" if f else ""
-            lines.append(f"    {p}{mark}")
+            values = f": {show(c.values[p][0])} → {show(c.values[p][1])}" if p in c.values else ""
+            lines.append(f"    {p}{values}{mark}")
         for p in c.ignored:
             lines.append(f"    {p}  (ignored: ignoreChanges)")
     summary = f"{len(d.added)} to add, {len(d.changed)} to change, {len(d.removed)} to remove"
@@ -128,7 +169,32 @@ def to_text(d: PlanDiff) -> str:
     return "\n".join(lines)
 
 
+MAKE_ONE = "make one with `gpuplane plan STACK --format json`"
+
+
 def load_plan(path: str) -> dict[str, Any]:
-    with open(path) as f:
-        doc: dict[str, Any] = json.load(f)
-    return doc
+    """A plan JSON file, or an `InputError` naming the file when it is missing, not JSON or not a plan."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}", "BASE HEAD") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text, so not a plan JSON ({MAKE_ONE})", "BASE HEAD") from None
+    except json.JSONDecodeError as exc:
+        msg = f"{path} is not JSON (line {exc.lineno}: {exc.msg}), so not a plan ({MAKE_ONE})"
+        raise InputError(msg, "BASE HEAD") from None
+    resources = doc.get("resources") if isinstance(doc, dict) else None
+    if not isinstance(resources, list) or not all(_is_resource(r) for r in resources):
+        raise InputError(f"{path} is not a gpuplane plan: no `resources` list of resources ({MAKE_ONE})", "BASE HEAD")
+    plan: dict[str, Any] = doc
+    return plan
+
+
+def _is_resource(r: object) -> bool:
+    return (
+        isinstance(r, dict)
+        and isinstance(r.get("urn"), str)
+        and isinstance(r.get("type"), str)
+        and isinstance(r.get("inputs"), dict)
+    )

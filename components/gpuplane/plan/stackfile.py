@@ -10,6 +10,8 @@ from typing import Any
 import yaml
 
 from ..config import ConfigError
+from ..config.base import suggest
+from ..errors import InputError
 
 DEFAULT_PROJECT = "gpuplane"
 
@@ -50,24 +52,84 @@ def find_project_dir(start: Path) -> Path | None:
     return None
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that records keys a mapping repeats. YAML 1.2 forbids them; PyYAML keeps the last one
+    silently (yaml/pyyaml#165: merge keys make a fix there hard), so a second `gpuplane:gpuPools` would
+    hide the first without a word. Merge keys (`<<`) are left to PyYAML."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.repeated: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = self.construct_object(key_node)  # type: ignore[no-untyped-call]
+            line = key_node.start_mark.line + 1
+            if key in first:
+                self.repeated.append(f"{key!r} at line {line} (first at line {first[key]})")
+            else:
+                first[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_text(path: Path) -> str:
+    """A file's text, or a `ConfigError` naming the file when it is not UTF-8 (as Pulumi requires)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            [(str(path), f"is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); save it as UTF-8")]
+        ) from None
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse a YAML file; bad YAML, non-UTF-8 text and repeated keys are one `ConfigError` naming the file."""
+    loader = _UniqueKeyLoader(read_text(path))
+    try:
+        doc = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise ConfigError([(str(path), f"not valid YAML: {exc}")]) from None
+    finally:
+        loader.dispose()  # type: ignore[no-untyped-call]
+    if loader.repeated:
+        raise ConfigError([(str(path), f"repeated key {'; '.join(loader.repeated)}: keys must be unique")])
+    return doc
+
+
+def _project_meta(project_dir: Path) -> dict[str, Any]:
+    meta = read_yaml(project_dir / "Pulumi.yaml") or {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def _stack_dir(project_dir: Path) -> Path:
-    meta = yaml.safe_load((project_dir / "Pulumi.yaml").read_text()) or {}
-    return project_dir / str(meta.get("stackConfigDir", "."))
+    return project_dir / str(_project_meta(project_dir).get("stackConfigDir", "."))
 
 
 def _project_name(project_dir: Path | None) -> str:
     if project_dir is None:
         return DEFAULT_PROJECT
-    meta = yaml.safe_load((project_dir / "Pulumi.yaml").read_text()) or {}
-    return str(meta.get("name", DEFAULT_PROJECT))
+    return str(_project_meta(project_dir).get("name", DEFAULT_PROJECT))
 
 
 def stack_names(cwd: Path | None = None) -> list[str]:
-    """Stacks in the project's stack config directory, sorted."""
+    """Stacks in the project's stack config directory, sorted (none outside a project)."""
     project_dir = find_project_dir((cwd or Path.cwd()).resolve())
     if project_dir is None:
         return []
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in _stack_dir(project_dir).glob("Pulumi.*.yaml"))
+
+
+def project_stacks(cwd: Path | None = None) -> list[str]:
+    """`stack_names`, or an `InputError` when `cwd` is not inside a Pulumi project."""
+    here = (cwd or Path.cwd()).resolve()
+    if find_project_dir(here) is None:
+        raise InputError(f"no Pulumi.yaml in {here} or above: run this inside a Pulumi project")
+    return stack_names(here)
 
 
 def resolve(ref: str, cwd: Path | None = None) -> Path:
@@ -78,25 +140,22 @@ def resolve(ref: str, cwd: Path | None = None) -> Path:
         if not as_path.is_absolute():
             as_path = here / as_path
         if not as_path.is_file():
-            raise ConfigError([("stack", f"no stack file at {as_path}")])
+            raise InputError(f"no stack file at {as_path}", "STACK")
         return as_path
     project_dir = find_project_dir(here)
     if project_dir is None:
-        raise ConfigError([("stack", f"{ref!r} is not a file and no Pulumi.yaml was found above {here}")])
+        raise InputError(f"{ref!r} is not a file and no Pulumi.yaml was found in {here} or above", "STACK")
     candidate = _stack_dir(project_dir) / f"Pulumi.{ref}.yaml"
     if not candidate.is_file():
-        known = ", ".join(stack_names(project_dir)) or "none"
-        raise ConfigError([("stack", f"unknown stack {ref!r} (known: {known})")])
+        names = stack_names(project_dir)
+        raise InputError(f"unknown stack {ref!r}{suggest(ref, names)} (known: {', '.join(names) or 'none'})", "STACK")
     return candidate
 
 
 def load(ref: str, cwd: Path | None = None) -> StackFile:
     """Read a stack by name or path. The stack name is taken from `Pulumi.<stack>.yaml`."""
     path = resolve(ref, cwd)
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError([(str(path), f"not valid YAML: {exc}")]) from None
+    doc = read_yaml(path) or {}
     config = doc.get("config") if isinstance(doc, dict) else None
     if not isinstance(config, dict):
         raise ConfigError([(str(path), "has no `config:` map")])

@@ -1,0 +1,5 @@
+"""`python -m gpuplane.cli`."""
+
+from . import main
+
+raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""The `gpuplane` subcommands. Each takes the parsed arguments and returns the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfigError
+from ..errors import InputError
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def emit(args: argparse.Namespace, text: str) -> None:
+    """Print `text`, or write it to `-o/--output` (a bad path is an argument error, not a traceback)."""
+    if not args.output:
+        print(text)
+        return
+    try:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {args.output}: {exc.strerror or exc}", "-o/--output") from None
+
+
+def to_json(doc: object) -> str:
+    return json.dumps(doc, indent=2)
+
+
+def _config(ref: str):  # type: ignore[no-untyped-def]
+    from ..config import parse_flat
+    from ..plan import load
+
+    return parse_flat(load(ref).flat_config())
+
+
+def _plan(ref: str):  # type: ignore[no-untyped-def]
+    from ..plan import load, plan_stack
+
+    return plan_stack(load(ref))
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from ..config import parse_flat
+    from ..plan import deploy, load, plan_stack
+    from ..plan.render import FORMATS
+
+    if args.program:  # any Pulumi Python program, its stack's `gpuplane:existingCrds` stating the cluster's CRDs
+        from ..plan.project import plan_program
+
+        try:
+            plan, crds = plan_program(args.program, args.stack_file or args.stack)
+        except ConfigError as exc:  # about --program DIR or which stack, not a config key
+            if {key for key, _ in exc.problems} - {"program", "stack"}:
+                raise
+            ((key, reason), *_) = exc.problems
+            raise InputError(reason, "--program" if key == "program" else "--stack") from None
+    else:
+        if not args.stack:
+            raise InputError("give a STACK, or --program DIR", "STACK")
+        stack = load(args.stack)
+        plan, crds = plan_stack(stack), deploy.stated_crds(parse_flat(stack.flat_config()))
+    violations = [] if args.no_check else deploy.check(plan, crds)
+    if not args.check:
+        emit(args, FORMATS[args.format](plan))
+    if violations:
+        print(f"deploy check: {len(violations)} problem(s) a real `pulumi up` would hit:", file=sys.stderr)
+        for v in violations:
+            print(str(v), file=sys.stderr)
+        return 1
+    if args.check:
+        lines = [f"deploy check passed for {len(plan.resources)} resources:"]
+        lines += [f"  {name}: {what}" for name, what in deploy.RULES.items()]
+        emit(args, "\n".join(lines))
+    return 0
+
+
+def cmd_scrape_config(args: argparse.Namespace) -> int:
+    emit(args, str(_plan(args.stack).outputs["scrapeConfig"]).rstrip("\n"))
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    emit(args, str(_plan(args.stack).outputs["prometheusRules"]).rstrip("\n"))
+    return 0
+
+
+def cmd_placement(args: argparse.Namespace) -> int:
+    import yaml
+
+    from ..placement import placement
+
+    cfg = _config(args.stack)
+    try:
+        fragment = placement(cfg, args.pool, args.gpus)
+    except ConfigError as exc:  # about an argument (POOL, --gpus), not the stack's config
+        ((which, reason),) = exc.problems
+        raise InputError(reason, {"pool": "POOL", "gpus": "--gpus"}.get(which, which)) from None
+    emit(args, to_json(fragment) if args.format == "json" else yaml.safe_dump(fragment, sort_keys=False).rstrip())
+    return 0
+
+
+def cmd_capacity(args: argparse.Namespace) -> int:
+    from ..capacity import summary, table
+
+    s = summary(_config(args.stack))
+    emit(args, to_json(s) if args.format == "json" else table(s))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ..plan.diff import diff, load_plan, to_text
+
+    if args.git:
+        if args.base or args.head:
+            raise InputError("give BASE.json HEAD.json or --git REV STACK, not both", "--git")
+        from .gitdiff import plans_at
+
+        base, head = plans_at(*args.git)
+    else:
+        if not (args.base and args.head):
+            raise InputError("give BASE.json HEAD.json, or --git REV STACK", "BASE HEAD")
+        base, head = load_plan(args.base), load_plan(args.head)
+    d = diff(base, head, match_names=args.match_names)
+    emit(args, to_json(d.to_json()) if args.format == "json" else to_text(d))
+    return 3 if args.fail_on_disruptive and d.disruptive else 0
+
+
+def cmd_gpus(args: argparse.Namespace) -> int:
+    from ..catalog import GPUS
+
+    if args.format == "json":
+        rows: list[dict[str, Any]] = [
+            {
+                "name": g.name,
+                "memoryGib": g.memory_gib,
+                "migCapable": g.mig_capable,
+                "gcpAccelerator": g.gcp.accelerator if g.gcp else None,
+                "awsFamilies": list(g.aws.families) if g.aws else [],
+            }
+            for g in GPUS.values()
+        ]
+        emit(args, to_json(rows))
+        return 0
+    lines = [f"{'gpu':<10} {'GiB':>4}  {'MIG':<4} {'GCP accelerator':<20} AWS families"]
+    for g in GPUS.values():
+        gcp = g.gcp.accelerator if g.gcp else "-"
+        aws = ", ".join(g.aws.families) if g.aws else "-"
+        lines.append(f"{g.name:<10} {g.memory_gib:>4}  {'yes' if g.mig_capable else 'no':<4} {gcp:<20} {aws}")
+    emit(args, "\n".join(lines))
+    return 0
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from ..catalog.platforms import matrix_markdown
+
+    if args.stack:
+        cfg = _config(args.stack)
+        emit(args, f"{matrix_markdown((cfg.platform,))}\n\n{cfg.platform_spec.description}")
+    else:
+        emit(args, matrix_markdown())
+    return 0
+
+
+def cmd_stacks(args: argparse.Namespace) -> int:
+    from ..plan.stackfile import project_stacks
+
+    names = project_stacks()
+    emit(args, to_json(names) if args.format == "json" else "\n".join(names))
+    return 0
