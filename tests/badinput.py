@@ -72,7 +72,7 @@ def stack_of(entry: dict[str, Any], root: Path, tmp: Path) -> StackFile | Config
     """The broken stack an entry describes, or the ConfigError that reading its file raised."""
     if "text" in entry:
         path = tmp / f"Pulumi.{entry['id']}.yaml"
-        path.write_text(entry["text"])
+        path.write_text(entry["text"], encoding=entry.get("encoding", "utf-8"))
         try:
             return load(str(path), root)
         except ConfigError as exc:

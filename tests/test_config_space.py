@@ -39,7 +39,7 @@ def gke_config(draw: Any) -> dict[str, Any]:
     return {
         "platform": "gke-standard",
         "cluster": {"name": "fuzz"},
-        "gcp": {"project": "acme-ml-prod", "region": "europe-west4"},
+        "gcp": {"project": "acme-ml-prod", "region": "us-central1"},  # offers every GCP GPU of the catalog
         "gpuPools": [draw(gcp_pool(i)) for i in range(n)],
     }
 
@@ -69,7 +69,7 @@ def test_max_below_min_always_names_the_key(lo: int, hi: int) -> None:
     raw = {
         "platform": "gke-standard",
         "cluster": {"name": "fuzz"},
-        "gcp": {"project": "acme-ml-prod", "region": "europe-west4"},
+        "gcp": {"project": "acme-ml-prod", "region": "us-central1"},  # offers every GCP GPU of the catalog
         "gpuPools": [{"name": "p", "gpu": "l4", "minNodes": lo, "maxNodes": hi}],
     }
     try:

@@ -118,3 +118,47 @@ def test_cli_diff_against_git_head(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     if not dirty:
         assert out.strip().endswith("0 to add, 0 to change, 0 to remove; nothing disruptive")
+
+
+def test_changes_show_old_and_new_values(plan_of: Callable[..., Plan]) -> None:
+    from gpuplane.plan.diff import to_text
+
+    base, head = plans(plan_of, maxNodes=5)
+    d = diff(base, head)
+    (pool,) = [c for c in d.changed if c.urn.endswith("::ml-gke-training")]
+    (path,) = [p for p in pool.paths if p.endswith("MaxNodeCount")]
+    old, new = pool.values[path]
+    assert new == 5 and old != new
+    assert f"    {path}: {old} → 5" in to_text(d).splitlines()
+    assert d.to_json()["changed"][0]["values"][path] == {"old": old, "new": 5}
+
+
+def test_match_names_compares_two_stacks(plan_of: Callable[..., Plan]) -> None:
+    """URNs carry the stack name; `--match-names` pairs resources by type and name instead."""
+    base = plan_of(stack_with("gcp-standard")).to_json()
+    renamed = json.loads(json.dumps(base).replace("urn:pulumi:gcp-standard-test::", "urn:pulumi:gcp-standard-v2::"))
+    n = len(base["resources"])  # type: ignore[arg-type]
+    plain = diff(base, renamed)
+    assert (len(plain.added), len(plain.removed)) == (n, n)
+    matched = diff(base, renamed, match_names=True)
+    assert (matched.added, matched.removed, matched.changed) == ([], [], [])
+
+
+def test_git_diff_of_a_stack_new_since_rev_is_all_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "Pulumi.yaml"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "project without stacks"], cwd=tmp_path, check=True)
+    shutil.copy(ROOT / "stacks" / "Pulumi.gcp-autopilot.yaml", tmp_path / "stacks" / "Pulumi.new.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["diff", "--git", "HEAD", "new", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["removed"] == doc["changed"] == [] and len(doc["added"]) >= 5
+    assert all(urn.startswith("urn:pulumi:new::gpuplane::") for urn in doc["added"])

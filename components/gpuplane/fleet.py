@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 import pulumi
 
 from .catalog import lookup
-from .catalog.availability import GCP_ZONES, aws_regions
+from .catalog.availability import AWS_REGIONS, GCP_ZONES, aws_regions
+from .catalog.regions import cloud_regions
 from .config.base import suggest
 from .config.model import GpuPool, StackConfig
 from .monitoring.scrape import fleet_scrape_yaml
@@ -24,10 +25,13 @@ UNLIMITED = 10**9
 
 
 def offered(cloud: str, pool: GpuPool, region: str) -> bool:
-    """Whether the pool's GPU (on GCP its accelerator, on AWS one of its instance families) is offered in `region`."""
+    """Whether the pool's GPU (on GCP its accelerator, on AWS one of its instance families) is offered in `region`.
+    In a region the catalog does not list (let through by `allowUnlistedRegions`) it has no say: True."""
     gpu = lookup(pool.gpu)
     if gpu is None:
         return False
+    if region not in cloud_regions(cloud):
+        return True
     if cloud == "gcp":
         return gpu.gcp is not None and region in GCP_ZONES.get(gpu.gcp.accelerator, {})
     if gpu.aws is None:
@@ -124,6 +128,31 @@ def fleet_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
                 )
             )
     return problems
+
+
+def where_offered(cloud: str, pool: GpuPool) -> list[str]:
+    """Regions the catalog lists for the pool's GPU (its accelerator on GCP, its instance families on AWS)."""
+    gpu = lookup(pool.gpu)
+    if cloud == "gcp":
+        return sorted(GCP_ZONES.get(gpu.gcp.accelerator, {})) if gpu and gpu.gcp else []
+    families = {i.split(".")[0] for i in (pool.instanceTypes or (gpu.aws.instances if gpu and gpu.aws else ()))}
+    return sorted({r for f in families for r in AWS_REGIONS.get(f, ())})
+
+
+def region_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
+    """A single stack's pools whose GPU the catalog knows is not offered in the stack's region."""
+    cloud = cfg.platform_spec.cloud
+    region = cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else None
+    if region is None:
+        return []
+    return [
+        (
+            ("gpuPools", i, "gpu"),
+            f"{pool.gpu} is not offered in {region} (catalog: {', '.join(where_offered(cloud, pool))})",
+        )
+        for i, pool in enumerate(cfg.gpuPools)
+        if not offered(cloud, pool, region)
+    ]
 
 
 def zone_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:

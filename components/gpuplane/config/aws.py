@@ -6,8 +6,14 @@ import ipaddress
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from .base import shaped
+from .regions import known_region
+
 _KEY_ID = r"(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})"
-_KMS_KEY = rf"^arn:aws(-[a-z]+)*:kms:[a-z0-9-]+:[0-9]{{12}}:key/{_KEY_ID}$"
+_KMS_KEY = shaped(
+    rf"^arn:aws(-[a-z]+)*:kms:[a-z0-9-]+:[0-9]{{12}}:key/{_KEY_ID}$",
+    "must be a KMS key ARN like arn:aws:kms:us-east-1:123456789012:key/<key ID> (not an alias)",
+)
 _ARN_PRINCIPAL = r"^arn:aws(-[a-z]+)*:(iam|sts)::[0-9]{12}:(role|user|assumed-role)/[\w+=,.@/-]+$"
 
 
@@ -16,9 +22,11 @@ class AwsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
 
-    region: str = Field(pattern=r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$")
+    region: str = Field(pattern=shaped(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$", "must look like us-east-1"))
     """AWS region, e.g. `us-east-1`."""
-    vpcId: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]{8,17}$")
+    vpcId: str | None = Field(
+        default=None, pattern=shaped(r"^vpc-[0-9a-f]{8,17}$", "must be a VPC ID like vpc-0123456789abcdef0")
+    )
     """Use this existing VPC (with `privateSubnetIds`) instead of creating one."""
     privateSubnetIds: list[str] = Field(default_factory=list, validate_default=True)
     """Existing private subnets (across AZs) for nodes; required with `vpcId`."""
@@ -41,6 +49,11 @@ class AwsConfig(BaseModel):
     because it also lets every node read any SSM parameter."""
     secretsKmsKeyArn: str | None = Field(default=None, pattern=_KMS_KEY)
     """KMS key that envelope-encrypts Kubernetes secrets; unset creates one (rotation on) per cluster."""
+
+    @field_validator("region")
+    @classmethod
+    def _known_region(cls, v: str, info: ValidationInfo) -> str:
+        return known_region("aws", v, info)
 
     @field_validator("privateSubnetIds", "publicSubnetIds")
     @classmethod

@@ -10,10 +10,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo
 
-DNS_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+HINTS: dict[str, str] = {}
+"""Regex of a `Field(pattern=...)` -> what a value must look like, in the user's terms (errors never show
+the regex)."""
+
+
+def shaped(regex: str, hint: str) -> str:
+    """Register the plain-words `hint` ("must look like us-east-1") for a field pattern; returns `regex`."""
+    HINTS[regex] = hint
+    return regex
+
+
+DNS_LABEL = shaped(
+    r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
+    "must be a DNS label: lowercase letters, digits and '-', from a letter, not ending in '-' (e.g. ml-gke)",
+)
 LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
-DURATION = r"^[0-9]+(ms|s|m|h)$"
+DURATION = shaped(r"^[0-9]+(ms|s|m|h)$", "must be a duration: a whole number and ms, s, m or h (e.g. 30s, 5m, 720h)")
 
 
 class Model(BaseModel):

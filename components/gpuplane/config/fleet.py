@@ -7,14 +7,16 @@ from typing import Annotated
 from pydantic import Field, ValidationInfo, field_validator
 
 from ..catalog import lookup
-from ..catalog.availability import known_regions
-from .base import Model, context_value, suggest
+from .base import Model, context_value, shaped, suggest
+from .regions import known_region, known_zones
 
 
 class FleetRegion(Model):
     """One region of a fleet, in the order the user prefers."""
 
-    region: str = Field(pattern=r"^[a-z]{2,}[-a-z0-9]*[0-9]$")
+    region: str = Field(
+        pattern=shaped(r"^[a-z]{2,}[-a-z0-9]*[0-9]$", "must look like us-east-1 (AWS) or us-central1 (GCP)")
+    )
     """GCP or AWS region."""
     zones: list[str] = Field(default_factory=list)
     """GCP only: node zones; empty picks the zones that offer the pools' GPUs (GPU catalog)."""
@@ -24,11 +26,13 @@ class FleetRegion(Model):
     @field_validator("region")
     @classmethod
     def _known_region(cls, v: str, info: ValidationInfo) -> str:
-        cloud = context_value(info, "cloud")
-        known = known_regions(cloud) if isinstance(cloud, str) else frozenset({v})
-        if v not in known:
-            raise ValueError(f"{v!r} is not a region the GPU catalog lists for {str(cloud).upper()}{suggest(v, known)}")
-        return v
+        return known_region(context_value(info, "cloud"), v, info)
+
+    @field_validator("zones")
+    @classmethod
+    def _known_zones(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        region = info.data.get("region")
+        return known_zones(region, v, info) if region and context_value(info, "cloud") == "gcp" else v
 
     @field_validator("quota")
     @classmethod

@@ -7,7 +7,8 @@ import re
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from .base import Model
+from .base import Model, shaped
+from .regions import known_region, known_zones
 
 OPEN = "0.0.0.0/0"
 """The whole IPv4 internet: the default authorized network, as EKS's default `publicAccessCidrs`."""
@@ -34,9 +35,14 @@ class AuthorizedNetwork(Model):
 class GcpConfig(Model):
     """Where a GKE cluster lives and who can reach it."""
 
-    project: str = Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+    project: str = Field(
+        pattern=shaped(
+            r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
+            "must be a GCP project ID: 6 to 30 lowercase letters, digits or '-', starting with a letter (e.g. acme-ml)",
+        )
+    )
     """GCP project ID."""
-    region: str = Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")
+    region: str = Field(pattern=shaped(r"^[a-z]+-[a-z]+[0-9]+$", "must look like us-central1"))
     """Region of the (regional) cluster, e.g. `us-central1`."""
     zones: list[str] = Field(default_factory=list)
     """Zones for nodes (`node_locations`). Pick zones that offer your GPUs; empty means GKE's default."""
@@ -60,6 +66,11 @@ class GcpConfig(Model):
     Google IAM still required), like EKS's default `publicAccessCidrs`; narrow it to your offices and CI.
     An empty list admits no outside CIDR block."""
 
+    @field_validator("region")
+    @classmethod
+    def _known_region(cls, v: str, info: ValidationInfo) -> str:
+        return known_region("gcp", v, info)
+
     @field_validator("zones")
     @classmethod
     def _zones_in_region(cls, v: list[str], info: ValidationInfo) -> list[str]:
@@ -69,7 +80,7 @@ class GcpConfig(Model):
             raise ValueError(f"zones {bad} are not zones of region {region!r}")
         if len(set(v)) != len(v):
             raise ValueError("zones must not repeat")
-        return v
+        return known_zones(region, v, info) if region else v
 
     @field_validator("authorizedNetworks")
     @classmethod

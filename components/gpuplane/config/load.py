@@ -12,8 +12,9 @@ import pulumi
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..catalog import PLATFORMS
-from .base import models_in, suggest
+from .base import HINTS, models_in, suggest
 from .model import GpuPool, StackConfig
+from .regions import OPT_IN
 
 NAMESPACE = "gpuplane"
 
@@ -76,6 +77,9 @@ def _reason(err: Mapping[str, Any]) -> str:
     if kind == "literal_error":
         expected = re.findall(r"'([^']*)'", str(err["ctx"]["expected"]))
         return f"{err['input']!r} is not one of {err['ctx']['expected']}{suggest(str(err['input']), expected)}"
+    if kind == "string_pattern_mismatch":
+        hint = HINTS.get(str(err["ctx"]["pattern"]), "does not have the expected form")
+        return f"{err['input']!r} {hint}"
     return f"{err['msg']} (got {err['input']!r})"
 
 
@@ -91,6 +95,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
         "integrations": platform.integrations if platform else None,
         "platform": platform,
         "pool_names": _pool_names(pools),
+        "allow_unlisted_regions": raw.get(OPT_IN) is True,
     }
     try:
         cfg = StackConfig.model_validate(dict(raw), context=context)
@@ -135,9 +140,14 @@ def _pool_names(pools: Any) -> list[str] | None:
 
 
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
-    from ..fleet import fleet_problems, zone_problems  # these need the validated pools
+    from ..fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
 
-    found = fleet_problems(cfg) if cfg.fleet is not None else zone_problems(cfg)
+    if cfg.fleet is not None:
+        found = fleet_problems(cfg)
+    else:  # a pool's GPU missing from the region, or else from every chosen zone: one problem per pool
+        found = region_problems(cfg)
+        named = set(found)
+        found += [z for z in zone_problems(cfg) if z[0] not in {loc for loc, _ in named}]
     return [(key_path(loc), reason) for loc, reason in found]
 
 

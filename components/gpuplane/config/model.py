@@ -15,7 +15,7 @@ from ..catalog import DEFAULT_GPU_IMAGE, GPUS, NODE_IMAGES, PLATFORMS, Platform,
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
-from .base import context_value, suggest, valid_labels
+from .base import context_value, shaped, suggest, valid_labels
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
@@ -71,7 +71,10 @@ class ClusterConfig(_Model):
     """Cluster name (a DNS label, at most 40 characters)."""
     releaseChannel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
     """GKE release channel; GKE upgrades control plane and nodes along it."""
-    kubernetesVersion: str | None = Field(default=None, pattern=r"^1\.[0-9]{2}(\.[0-9]+.*)?$")
+    kubernetesVersion: str | None = Field(
+        default=None,
+        pattern=shaped(r"^1\.[0-9]{2}(\.[0-9]+.*)?$", "must be a Kubernetes version like 1.33 (or 1.33.2)"),
+    )
     """Minimum control plane version (e.g. `1.33`); unset follows the release channel's default."""
     deletionProtection: bool = True
     """The cloud's own deletion protection (GKE `deletion_protection`, EKS `deletionProtection`): the
@@ -285,6 +288,9 @@ class StackConfig(_Model):
     """Price overrides for the capacity and cost summary."""
     monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)
     """GPU metrics settings."""
+    allowUnlistedRegions: bool = False
+    """Accept regions (`gcp.region`, `aws.region`, fleet regions) that the catalog's dated region tables
+    do not list, e.g. a region opened after them. Off: an unlisted region is an error with a "did you mean"."""
 
     @field_validator("platform")
     @classmethod

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import DURATION
+from .base import DURATION, shaped
 from .base import Model as _Model
 
 
@@ -38,5 +38,11 @@ class KarpenterConfig(_Model):
     """How long a GPU node may sit empty before removal (the seed's `ttlSecondsAfterEmpty: 30`)."""
     expireAfter: str = Field(default="720h", pattern=DURATION)
     """Replace nodes after this age so they pick up new AMIs."""
-    amiVersion: str = Field(default="latest", pattern=r"^(latest|v[0-9]{8}|[0-9]+\.[0-9]+\.[0-9]+)$")
+    amiVersion: str = Field(
+        default="latest",
+        pattern=shaped(
+            r"^(latest|v[0-9]{8}|[0-9]+\.[0-9]+\.[0-9]+)$",
+            "must be `latest`, a dated AMI release like v20250505 or a version like 1.40.0",
+        ),
+    )
     """AMI alias version (`al2023@<version>`); pin one (e.g. `v20251120`) for reproducible nodes."""

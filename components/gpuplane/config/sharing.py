@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .base import Model
+from .base import Model, shaped
 
 STRATEGIES = ("time-slicing", "mps", "mig")
 
@@ -18,7 +18,9 @@ class Sharing(Model):
     """`time-slicing` (interleaved, no isolation), `mps` (concurrent, memory-limited) or `mig` (partitions)."""
     replicas: int | None = Field(default=None, ge=2, le=48)
     """time-slicing / mps: pods that share one GPU (GKE's max_shared_clients_per_gpu, the operator's replicas)."""
-    migProfile: str | None = Field(default=None, pattern=r"^[1-7]g\.[0-9]+gb$")
+    migProfile: str | None = Field(
+        default=None, pattern=shaped(r"^[1-7]g\.[0-9]+gb$", "must be a MIG profile like 1g.10gb")
+    )
     """mig: the partition profile, e.g. `1g.10gb` (validated against the GPU catalog)."""
 
     @model_validator(mode="after")

@@ -59,20 +59,30 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self.repeated: list[str] = []
+        self.repeats: list[tuple[yaml.Mark, yaml.Mark, object]] = []
+        """(where a key repeats, where it first appeared, the key)"""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        first: dict[Any, int] = {}
+        first: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
                 continue
             key = self.construct_object(key_node)  # type: ignore[no-untyped-call]
-            line = key_node.start_mark.line + 1
             if key in first:
-                self.repeated.append(f"{key!r} at line {line} (first at line {first[key]})")
+                self.repeats.append((key_node.start_mark, first[key], key))
             else:
-                first[key] = line
+                first[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
+
+    def repeated(self) -> list[str]:
+        """`'key' at line 7 (first at line 3)`, in file order (columns when both are on one line)."""
+        out = []
+        for at, was, key in sorted(self.repeats, key=lambda r: (r[0].line, r[0].column)):
+            if at.line == was.line:
+                out.append(f"{key!r} at line {at.line + 1}, column {at.column + 1} (first at column {was.column + 1})")
+            else:
+                out.append(f"{key!r} at line {at.line + 1} (first at line {was.line + 1})")
+        return out
 
 
 def read_text(path: Path) -> str:
@@ -96,8 +106,8 @@ def read_yaml(path: Path) -> Any:
         raise ConfigError([(str(path), f"not valid YAML: {exc}")]) from None
     finally:
         loader.dispose()  # type: ignore[no-untyped-call]
-    if loader.repeated:
-        raise ConfigError([(str(path), f"repeated key {'; '.join(loader.repeated)}: keys must be unique")])
+    if loader.repeats:
+        raise ConfigError([(str(path), f"repeated key {'; '.join(loader.repeated())}: keys must be unique")])
     return doc
 
 
