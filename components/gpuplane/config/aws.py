@@ -23,7 +23,8 @@ class AwsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
 
     region: str = Field(pattern=shaped(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$", "must look like us-east-1"))
-    """AWS region, e.g. `us-east-1`."""
+    """AWS region, e.g. `us-east-1`: one the catalog lists (components/gpuplane/catalog/regions.py) and,
+    for each pool, one that offers its instance families, unless `allowUnlistedRegions`."""
     vpcId: str | None = Field(
         default=None, pattern=shaped(r"^vpc-[0-9a-f]{8,17}$", "must be a VPC ID like vpc-0123456789abcdef0")
     )

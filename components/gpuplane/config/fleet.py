@@ -17,7 +17,7 @@ class FleetRegion(Model):
     region: str = Field(
         pattern=shaped(r"^[a-z]{2,}[-a-z0-9]*[0-9]$", "must look like us-east-1 (AWS) or us-central1 (GCP)")
     )
-    """GCP or AWS region."""
+    """GCP or AWS region the catalog lists (unless `allowUnlistedRegions`)."""
     zones: list[str] = Field(default_factory=list)
     """GCP only: node zones; empty picks the zones that offer the pools' GPUs (GPU catalog)."""
     quota: dict[str, int] = Field(default_factory=dict)

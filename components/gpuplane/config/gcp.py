@@ -43,9 +43,11 @@ class GcpConfig(Model):
     )
     """GCP project ID."""
     region: str = Field(pattern=shaped(r"^[a-z]+-[a-z]+[0-9]+$", "must look like us-central1"))
-    """Region of the (regional) cluster, e.g. `us-central1`."""
+    """Region of the (regional) cluster, e.g. `us-central1`: one the catalog lists
+    (components/gpuplane/catalog/regions.py) and, for each pool, one that offers its GPU, unless
+    `allowUnlistedRegions`."""
     zones: list[str] = Field(default_factory=list)
-    """Zones for nodes (`node_locations`). Pick zones that offer your GPUs; empty means GKE's default."""
+    """Zones for nodes (`node_locations`): zones of `region` that offer your GPUs; empty means GKE's default."""
     network: str | None = None
     """VPC network name or self link; unset uses `default`."""
     subnetwork: str | None = None

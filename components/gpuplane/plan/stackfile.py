@@ -97,13 +97,27 @@ def read_text(path: Path) -> str:
         ) from None
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """`expected ',' or ']', but got '<stream end>' at line 3, column 1 (while parsing a flow sequence
+    from line 2, column 22)`: PyYAML's message on one line, with 1-based positions and no source excerpt."""
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return str(exc)
+
+    def at(mark: yaml.Mark | None) -> str:
+        return f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+
+    where = f" at {at(exc.problem_mark)}" if exc.problem_mark else ""
+    context = f" ({exc.context} from {at(exc.context_mark)})" if exc.context and exc.context_mark else ""
+    return f"{exc.problem}{where}{context}"
+
+
 def read_yaml(path: Path) -> Any:
     """Parse a YAML file; bad YAML, non-UTF-8 text and repeated keys are one `ConfigError` naming the file."""
     loader = _UniqueKeyLoader(read_text(path))
     try:
         doc = loader.get_single_data()
     except yaml.YAMLError as exc:
-        raise ConfigError([(str(path), f"not valid YAML: {exc}")]) from None
+        raise ConfigError([(str(path), f"not valid YAML: {_yaml_problem(exc)}")]) from None
     finally:
         loader.dispose()  # type: ignore[no-untyped-call]
     if loader.repeats:
