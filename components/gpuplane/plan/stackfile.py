@@ -67,7 +67,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
                 continue
-            key = self.construct_object(key_node)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node)
             if key in first:
                 self.repeats.append((key_node.start_mark, first[key], key))
             else:
@@ -119,7 +119,7 @@ def read_yaml(path: Path) -> Any:
     except yaml.YAMLError as exc:
         raise ConfigError([(str(path), f"not valid YAML: {_yaml_problem(exc)}")]) from None
     finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+        loader.dispose()
     if loader.repeats:
         raise ConfigError([(str(path), f"repeated key {'; '.join(loader.repeated())}: keys must be unique")])
     return doc
