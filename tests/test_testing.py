@@ -308,7 +308,8 @@ def test_stack_references_are_answered_from_the_stack_file(tmp_path: Path) -> No
     refs = 'gpuplane:stackReferences:\n  acme/net/prod: {vpcId: vpc-1, token: {secure: t0ken}}\n'
     plan, _ = plan_program(write_program(tmp_path / "ok", "ok", REF_PROGRAM, refs))
     assert plan.outputs == {"vpc": "vpc-1", "token": "[secret]"}
-    with pytest.raises(ConfigError, match=r"gpuplane:stackReferences: no outputs for stack 'acme/net/prod' \(given: none\)"):
+    missing = r"gpuplane:stackReferences: no outputs for stack 'acme/net/prod' \(given: none\)"
+    with pytest.raises(ConfigError, match=missing):
         plan_program(write_program(tmp_path / "missing", "missing", REF_PROGRAM))
     bad = write_program(tmp_path / "bad", "bad", REF_PROGRAM, "gpuplane:stackReferences: [1]\n")
     with pytest.raises(ConfigError, match="gpuplane:stackReferences: must map stack names to their outputs"):
