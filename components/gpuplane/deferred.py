@@ -70,7 +70,7 @@ class Deferred:
         if isinstance(value, Mapping):
             return {k: self.resolve(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            if tuple(value) in self.lists:
+            if all(isinstance(v, str) for v in value) and tuple(value) in self.lists:
                 return self.lists[tuple(value)]
             return [self.resolve(v) for v in value]
         return value
