@@ -246,3 +246,25 @@ def test_bad_monitoring_args_name_every_argument_path() -> None:
         "monitoring.selector_labels",
         "monitoring.idle_percent",
     ], err
+
+
+def test_yaml_platform_example_validates_and_interpolates_only_output_args() -> None:
+    """examples/yaml-gke-platform's platform properties pass the platform's validation, with every `${...}`
+    interpolation (an Output at run time) in an arg that may be an Output."""
+    import yaml
+
+    program = yaml.safe_load((ROOT / "examples" / "yaml-gke-platform" / "Pulumi.yaml").read_text())
+    props = program["resources"]["platform"]["properties"]
+
+    def outputs(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: outputs(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [outputs(v) for v in value]
+        return pulumi.Output.from_input("acme-research") if str(value).startswith("${") else value
+
+    seen: list[Any] = []
+    run(lambda: seen.append(platform_config("yaml", ["gke-standard"], outputs(args_of(props)))))
+    ((cfg, deferred),) = seen
+    assert cfg.platform == "gke-standard" and [p.name for p in cfg.gpuPools] == ["l4", "a100"]
+    assert len(deferred.tokens) == 3  # project, network, subnetwork
