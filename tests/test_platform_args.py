@@ -221,7 +221,9 @@ def test_gpu_monitoring_takes_typed_args_and_output_labels() -> None:
         holder["m"].scrape_config.apply(lambda text: holder.setdefault("scrape", text))
 
     regs = run(program)
-    (kps,) = [r for r in regs if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"] == "kube-prometheus-stack"]
+    (kps,) = [
+        r for r in regs if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"] == "kube-prometheus-stack"
+    ]
     assert kps.inputs["values"]["prometheus"]["prometheusSpec"]["externalLabels"] == {
         "cluster": "mine",
         "region": "europe-west4",
@@ -268,3 +270,15 @@ def test_yaml_platform_example_validates_and_interpolates_only_output_args() -> 
     ((cfg, deferred),) = seen
     assert cfg.platform == "gke-standard" and [p.name for p in cfg.gpuPools] == ["l4", "a100"]
     assert len(deferred.tokens) == 3  # project, network, subnetwork
+
+
+def test_library_docs_platform_example_runs_under_mocks() -> None:
+    """docs/library.md's whole-platform snippet is a real program."""
+    text = (ROOT / "docs" / "library.md").read_text()
+    (code,) = [b.split("```")[0] for b in text.split("```python")[1:] if "GkeGpuPlatform(" in b.split("```")[0]]
+    types = {r.type for r in run(lambda: exec(code, {"__name__": "docs"}))}
+    assert {
+        "gpuplane:gcp:GkeGpuPlatform",
+        "gcp:container/nodePool:NodePool",
+        "kubernetes:monitoring.googleapis.com/v1:PodMonitoring",
+    } <= types

@@ -23,12 +23,11 @@ from ..config.model import StackConfig
 from ..inputs import AmiType, ExporterHost, GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..monitoring.scrape import ScrapeTarget
-from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
-from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..nvidia import dcgm, operator
 from ..placement import gpu_nodes
+from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler

@@ -17,12 +17,11 @@ import pulumi_gcp as gcp
 from ..config.model import StackConfig
 from ..inputs import ExporterHost, GpuPoolArgs
 from ..monitoring.scrape import ScrapeTarget
-from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
-from ..platform_args import AutoProvisioningArgs, ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..nvidia import dcgm
 from ..placement import gpu_nodes
+from ..platform_args import AutoProvisioningArgs, ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 

@@ -162,7 +162,9 @@ class GpuMonitoring(pulumi.ComponentResource):
 
         spec, deferred = spec_of(f"GpuMonitoring {name!r}", args)
         opts = opts or pulumi.ResourceOptions()
-        after = [d for d in (opts.depends_on if isinstance(opts.depends_on, list) else []) if isinstance(d, pulumi.Resource)]
+        after = [
+            d for d in (opts.depends_on if isinstance(opts.depends_on, list) else []) if isinstance(d, pulumi.Resource)
+        ]
         super().__init__("gpuplane:monitoring:GpuMonitoring", name, None, deferred.options(opts))
         self._build(name, spec, after, deferred)
 

@@ -83,7 +83,9 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
         m = MonitoringConfig.model_validate(to_config(args.get("monitoring") or {}))
     except ValidationError as exc:
         for e in exc.errors():
-            problems.append(("monitoring." + snake(key_path(tuple(e["loc"])).removeprefix("gpuplane:")), snake(e["msg"])))
+            problems.append(
+                ("monitoring." + snake(key_path(tuple(e["loc"])).removeprefix("gpuplane:")), snake(e["msg"]))
+            )
     if problems:
         raise ArgsError(where, problems)
     default_ns = DEFAULT_NAMESPACES.get(exporter, m.namespace)
