@@ -282,3 +282,14 @@ def test_library_docs_platform_example_runs_under_mocks() -> None:
         "gcp:container/nodePool:NodePool",
         "kubernetes:monitoring.googleapis.com/v1:PodMonitoring",
     } <= types
+
+
+def test_monitoring_args_helper_still_builds_gpu_monitoring_args() -> None:
+    from gpuplane.monitoring.standalone import monitoring_args, scrape_config
+
+    args = monitoring_args("mine", "gpu-operator", region="us-west-2", integration="prometheus-operator")
+    assert args["exporter"] == "gpu-operator" and args["monitoring"] == {"integration": "prometheus-operator"}
+    text = scrape_config(args)
+    assert "gpu-operator" in text and "replacement: us-west-2" in text
+    with pytest.raises(ArgsError, match="exporter"):
+        monitoring_args("mine", "nvidia")
