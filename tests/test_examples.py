@@ -74,7 +74,7 @@ def test_example_runs_under_mocks(example: str) -> None:
 def test_stated_crds_match_the_examples_programs() -> None:
     """The CRDs an example's stack file states are the ones its program says the cluster has."""
     for example, marker in {
-        "gke-your-cluster": 'prometheus_operator_crds="existing"',
+        "gke-your-cluster": "CrdSource.EXISTING",
         "eks-karpenter-stack-reference": "Karpenter installed",
     }.items():
         folder = ROOT / "examples" / example

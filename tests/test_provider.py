@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.schema import generate_schema
@@ -20,6 +21,23 @@ EXPOSED = {
     "KarpenterGpuNodePools": ({"clusterName", "nodeRole", "gpuPools"}, {"nodePoolNames", "gpuNodes"}),
     "GpuOperator": (set(), {"namespace", "releaseName"}),
     "DcgmExporter": ({"host"}, {"namespace", "releaseName", "serviceName"}),
+    "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration"}),
+    "GkeGpuPlatform": (
+        {"cluster", "gcp", "gpuPools"},
+        {"clusterName", "endpoint", "kubeconfig", "gpuNodePools", "scrapeConfig", "prometheusRules"},
+    ),
+    "GkeAutopilotPlatform": (
+        {"cluster", "gcp"},
+        {"clusterName", "endpoint", "kubeconfig", "scrapeConfig", "prometheusRules"},
+    ),
+    "EksGpuPlatform": (
+        {"cluster", "aws", "gpuPools"},
+        {"clusterName", "kubeconfig", "oidcProviderArn", "vpcId", "gpuNodeGroups", "scrapeConfig", "prometheusRules"},
+    ),
+}
+YAML_EXAMPLES = {
+    "yaml-gke-pools": {"gpuplane:index:GkeGpuNodePools", "gpuplane:index:DcgmExporter"},
+    "yaml-gke-platform": {"gpuplane:index:GkeGpuPlatform"},
 }
 
 
@@ -52,6 +70,22 @@ def test_schema_types_and_documents_each_component() -> None:
     assert {e["value"] for e in types["gpuplane:index:GpuType"]["enum"]} >= {"l4", "a100-40gb", "h100"}
     assert all(p.get("description") for p in pool["properties"].values())
     assert pool["properties"]["sharing"]["$ref"] == "#/types/gpuplane:index:SharingArgs"
+    # Nested types are documented too, and every enumerable value is an enum.
+    for token, t in types.items():
+        assert t.get("description"), token
+        for key, prop in t.get("properties", {}).items():
+            assert prop.get("description"), (token, key)
+    enums = {"kind": "GkePlatformKind", "integration": "MonitoringIntegration", "profile": "AutoscalingProfile"}
+    platform = resources["gpuplane:index:GkeGpuPlatform"]["inputProperties"]
+    assert platform["kind"]["$ref"].endswith(enums["kind"])
+    assert types["gpuplane:index:MonitoringArgs"]["properties"]["integration"]["$ref"].endswith(enums["integration"])
+    assert types["gpuplane:index:ClusterArgs"]["properties"]["releaseChannel"]["$ref"].endswith("ReleaseChannel")
+    # Plain where an arg shapes the graph; an Input where a value comes from another resource.
+    gcp, aws = types["gpuplane:index:GcpArgs"]["properties"], types["gpuplane:index:AwsArgs"]["properties"]
+    assert platform["gpuPools"]["plain"] and platform["kind"]["plain"] and gcp["region"]["plain"]
+    assert not {"plain"} & {*gcp["project"], *gcp["network"], *aws["vpcId"], *aws["privateSubnetIds"]}
+    monitoring = resources["gpuplane:index:GpuMonitoring"]["inputProperties"]
+    assert not monitoring["cluster"].get("plain") and not monitoring["region"].get("plain")
 
 
 def test_enums_match_the_catalog() -> None:
@@ -88,16 +122,17 @@ def _check_object(doc: dict[str, Any], t: dict[str, Any], value: dict[str, Any],
     return problems
 
 
-def test_yaml_example_uses_the_package_as_its_schema_says() -> None:
+@pytest.mark.parametrize("example", sorted(YAML_EXAMPLES))
+def test_yaml_example_uses_the_package_as_its_schema_says(example: str) -> None:
     doc = schema()
-    program = yaml.safe_load((ROOT / "examples" / "yaml-gke-pools" / "Pulumi.yaml").read_text())
+    text = (ROOT / "examples" / example / "Pulumi.yaml").read_text()
+    program = yaml.safe_load(text)
     assert program["runtime"] == "yaml"
     mine = {k: r for k, r in program["resources"].items() if r["type"].startswith("gpuplane:")}
-    assert {r["type"] for r in mine.values()} == {"gpuplane:index:GkeGpuNodePools", "gpuplane:index:DcgmExporter"}
+    assert {r["type"] for r in mine.values()} == YAML_EXAMPLES[example]
     problems = [p for k, r in mine.items() for p in _check_object(doc, doc["resources"][r["type"]], r["properties"], k)]
     assert problems == []
     # Every `${resource.output...}` of a gpuplane resource names an output the schema has.
-    text = (ROOT / "examples" / "yaml-gke-pools" / "Pulumi.yaml").read_text()
     for res, prop in re.findall(r"\$\{(\w+)\.(\w+)", text):
         if res in mine:
             assert prop in doc["resources"][mine[res]["type"]]["properties"], (res, prop)

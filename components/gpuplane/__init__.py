@@ -2,7 +2,7 @@
 
 Names are imported lazily, so importing a GKE component never loads the AWS SDKs and vice versa:
 
-    from gpuplane import GkeGpuPlatform, EksGpuPlatform, parse_config, placement
+    from gpuplane import GkeGpuPlatform, EksGpuPlatform, GpuMonitoring, placement
 """
 
 from __future__ import annotations
@@ -46,7 +46,20 @@ _EXPORTS = {
     "DcgmExporter": "gpuplane.nvidia.dcgm",
     "DcgmExporterArgs": "gpuplane.nvidia.dcgm",
     "GpuMonitoring": "gpuplane.monitoring.stack",
-    "GpuMonitoringArgs": "gpuplane.monitoring.stack",
+    "GpuMonitoringArgs": "gpuplane.platform_args",
+    "MonitoringArgs": "gpuplane.platform_args",
+    "MonitoringIntegration": "gpuplane.platform_args",
+    "MonitoredExporter": "gpuplane.platform_args",
+    "CrdSource": "gpuplane.platform_args",
+    "ClusterArgs": "gpuplane.platform_args",
+    "GcpArgs": "gpuplane.platform_args",
+    "AwsArgs": "gpuplane.platform_args",
+    "ReleaseChannel": "gpuplane.platform_args",
+    "GkeGpuPlatformArgs": "gpuplane.gcp.platform",
+    "GkePlatformKind": "gpuplane.gcp.platform",
+    "GkeAutopilotPlatformArgs": "gpuplane.gcp.autopilot",
+    "EksGpuPlatformArgs": "gpuplane.aws.platform",
+    "EksPlatformKind": "gpuplane.aws.platform",
 }
 
 # `placement` is both a module and its main function: bind the function eagerly, or the first import of

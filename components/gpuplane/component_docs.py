@@ -4,18 +4,17 @@ and the whole-platform components from their class docstrings."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.schema import generate_schema
 
-PLATFORMS = (
-    ("gpuplane.gcp.platform", "GkeGpuPlatform"),
-    ("gpuplane.gcp.autopilot", "GkeAutopilotPlatform"),
-    ("gpuplane.aws.platform", "EksGpuPlatform"),
-)
-"""Whole platforms: built from a validated stack config (`StackConfig`, see config.md)."""
+STACK_CONFIG = """The whole platforms also take a parsed stack config, as `pulumi up` on a stack file builds them:
+`GkeGpuPlatform.from_config(name, gpuplane.parse_config({...}))` (and the same on `GkeAutopilotPlatform`,
+`EksGpuPlatform`). Their typed args are that config's sections in snake_case (`gpuPools` -> `gpu_pools`,
+`platform` -> `kind`), validated by the same rules (config.md). Plain values only where an arg decides which
+resources exist or names them (kind, pools, region, cluster name); a GCP project, network and subnetwork,
+an existing VPC, its subnets, admin ARNs and KMS key may be Outputs."""
 
 PIECES = (
     ("gpuplane.gcp.cluster", "GkeGpuCluster"),
@@ -23,13 +22,11 @@ PIECES = (
     ("gpuplane.aws.network", "EksVpc"),
     ("gpuplane.aws.autoscaler", "ClusterAutoscaler"),
     ("gpuplane.aws.karpenter", "Karpenter"),
-    ("gpuplane.monitoring.stack", "GpuMonitoring"),
 )
 """The platforms' own pieces (Python; args from the config models)."""
 
 FUNCTIONS = """Pure functions worth calling directly: `gpuplane.placement(pool_component.gpu_nodes[i], gpus=1)`
-(or `placement(cfg, pool, gpus)`), `gpuplane.monitoring.standalone.monitoring_args(...)` (args for
-`GpuMonitoring` on your own cluster), `gpuplane.capacity.summary(cfg)`, `gpuplane.fleet.spread(...)`,
+(or `placement(cfg, pool, gpus)`), `gpuplane.capacity.summary(cfg)`, `gpuplane.fleet.spread(...)`,
 `gpuplane.plan.plan_stack(...)`, `gpuplane.plan.diff.diff(base, head)`."""
 
 HEADER = """# Component reference
@@ -98,12 +95,9 @@ def reference() -> str:
         else:
             out += _table(t.get("properties", {}), t.get("required", []), True)
         out.append("")
-    out += ["## Whole platforms (Python, from a stack config)", ""]
+    out += ["## Whole platforms from a stack config (Python)", "", STACK_CONFIG, ""]
     import importlib
 
-    for module, cls_name in PLATFORMS:
-        cls = getattr(importlib.import_module(module), cls_name)
-        out += [f"### {cls_name}", "", _one_line(cls.__doc__), "", _one_line(inspect.getdoc(cls.__init__)), ""]
     out += ["## The platforms' pieces (Python)", "", "| component | module | what it is |", "|---|---|---|"]
     for module, cls_name in PIECES:
         cls = getattr(importlib.import_module(module), cls_name)

@@ -7,9 +7,23 @@ enums and their docs) from each component's `args` TypedDict and class annotatio
 
 from .aws.karpenter_pools import KarpenterGpuNodePools
 from .aws.node_groups import EksGpuNodeGroups
+from .aws.platform import EksGpuPlatform
+from .gcp.autopilot import GkeAutopilotPlatform
+from .gcp.platform import GkeGpuPlatform
 from .gcp.pools import GkeGpuNodePools
+from .monitoring.stack import GpuMonitoring
 from .nvidia.dcgm import DcgmExporter
 from .nvidia.operator import GpuOperator
 
-COMPONENTS = [GkeGpuNodePools, EksGpuNodeGroups, KarpenterGpuNodePools, GpuOperator, DcgmExporter]
+COMPONENTS = [
+    GkeGpuNodePools,
+    EksGpuNodeGroups,
+    KarpenterGpuNodePools,
+    GpuOperator,
+    DcgmExporter,
+    GpuMonitoring,
+    GkeGpuPlatform,
+    GkeAutopilotPlatform,
+    EksGpuPlatform,
+]
 """What the plugin exposes (see provider/__main__.py)."""

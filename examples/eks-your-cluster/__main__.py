@@ -8,8 +8,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from gpuplane import AmiType, EksGpuNodeGroups, GpuOperator, GpuType
-from gpuplane.monitoring.standalone import monitoring_args, scrape_config
+from gpuplane import AmiType, EksGpuNodeGroups, GpuMonitoring, GpuOperator, GpuType, MonitoredExporter
 
 conf = pulumi.Config()
 subnet_ids = conf.require_object("privateSubnetIds")
@@ -61,11 +60,21 @@ groups = EksGpuNodeGroups(
 )
 kubeconfig: pulumi.Output[str] = pulumi.Output.secret(cluster.kubeconfig_json)
 provider = k8s.Provider("inference", kubeconfig=kubeconfig)
-GpuOperator(
+operator = GpuOperator(
     "gpu-operator",
     {"node_image": AmiType.AL2023_X86_64_NVIDIA, "gpu_nodes": groups.gpu_nodes},
     opts=pulumi.ResourceOptions(provider=provider, depends_on=[groups]),
 )
+# The default integration (scrape-config) creates nothing in the cluster: the scrape job is an output.
+monitoring = GpuMonitoring(
+    "monitoring",
+    {
+        "cluster": cluster.eks_cluster.name,
+        "region": aws.get_region_output().region,
+        "exporter": MonitoredExporter.GPU_OPERATOR,
+    },
+    opts=pulumi.ResourceOptions(provider=provider, depends_on=[operator]),
+)
 
 pulumi.export("gpuNodeGroups", groups.node_group_names)
-pulumi.export("scrapeConfig", scrape_config(monitoring_args("inference", "gpu-operator", region=aws.config.region)))
+pulumi.export("scrapeConfig", monitoring.scrape_config)

@@ -5,9 +5,16 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from gpuplane import DcgmExporter, ExporterHost, GkeGpuNodePools, GpuMonitoring, GpuType
+from gpuplane import (
+    CrdSource,
+    DcgmExporter,
+    ExporterHost,
+    GkeGpuNodePools,
+    GpuMonitoring,
+    GpuType,
+    MonitoringIntegration,
+)
 from gpuplane.gcp.render import kubeconfig
-from gpuplane.monitoring.standalone import monitoring_args, scrape_config
 
 conf = pulumi.Config()
 region = conf.require("region")
@@ -47,15 +54,20 @@ config: pulumi.Output[str] = pulumi.Output.secret(
 provider = k8s.Provider("research", kubeconfig=config)
 on_cluster = pulumi.ResourceOptions(provider=provider, depends_on=[pools])
 exporter = DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": pools.gpu_nodes}, opts=on_cluster)
-# The cluster runs Prometheus Operator, so its CRDs exist: gpuplane must not install a second copy.
-monitoring = monitoring_args(
-    "research",
-    "dcgm-exporter",
-    region=region,
-    integration="prometheus-operator",
-    prometheus_operator_crds="existing",
+# The cluster runs Prometheus Operator, so its CRDs exist: gpuplane must not install a second copy
+# (CrdSource.EXISTING).
+monitoring = GpuMonitoring(
+    "monitoring",
+    {
+        "cluster": cluster.name,
+        "region": cluster.location,
+        "monitoring": {
+            "integration": MonitoringIntegration.PROMETHEUS_OPERATOR,
+            "prometheus_operator_crds": CrdSource.EXISTING,
+        },
+    },
+    opts=pulumi.ResourceOptions(provider=provider, depends_on=[exporter]),
 )
-GpuMonitoring("monitoring", monitoring, exporter, opts=on_cluster)
 
 pulumi.export("gpuNodePools", pools.node_pool_names)
-pulumi.export("scrapeConfig", scrape_config(monitoring))
+pulumi.export("scrapeConfig", monitoring.scrape_config)

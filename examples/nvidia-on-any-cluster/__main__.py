@@ -5,8 +5,15 @@ standalone dcgm-exporter (nodes whose platform runs the device plugin)."""
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpuplane import DcgmExporter, ExporterHost, GpuMonitoring, GpuNodes, GpuOperator
-from gpuplane.monitoring.standalone import monitoring_args
+from gpuplane import (
+    DcgmExporter,
+    ExporterHost,
+    GpuMonitoring,
+    GpuNodes,
+    GpuOperator,
+    MonitoredExporter,
+    MonitoringIntegration,
+)
 
 conf = pulumi.Config()
 software = conf.get("software") or "gpu-operator"  # or dcgm-exporter
@@ -25,9 +32,14 @@ if software == "gpu-operator":
     agent = GpuOperator("gpu-operator", {"gpu_nodes": gpu_nodes}, opts=opts)
 else:
     agent = DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": gpu_nodes}, opts=opts)
+region = conf.get("region")  # the cluster's region label on every series, when given
 GpuMonitoring(
     "monitoring",
-    monitoring_args(conf.require("clusterName"), software, region=conf.get("region"), integration="install"),
-    agent,
-    opts=opts,
+    {
+        "cluster": conf.require("clusterName"),
+        "exporter": MonitoredExporter(software),
+        "monitoring": {"integration": MonitoringIntegration.INSTALL},
+        **({"region": region} if region else {}),
+    },
+    opts=pulumi.ResourceOptions(provider=provider, depends_on=[agent]),
 )

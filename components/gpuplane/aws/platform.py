@@ -1,16 +1,18 @@
-"""`EksGpuPlatform`: the EKS rows of the seed's matrix, from one `StackConfig`.
+"""`EksGpuPlatform`: the EKS rows of the seed's matrix, from typed args (or a parsed `StackConfig`).
 
 | platform | GPU capacity | NVIDIA software gpuplane installs |
 |---|---|---|
 | eks-managed | managed GPU node groups + cluster-autoscaler | gpu-operator (device plugin, GFD, dcgm-exporter) |
 | eks-karpenter | Karpenter NodePools per GPU class | gpu-operator (as above) |
 | eks-automode | Auto Mode NodePools | dcgm-exporter only (AWS runs driver and device plugin) |
+
+No `from __future__ import annotations`: the multi-language package reads the args' annotations.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from enum import StrEnum
 from types import MappingProxyType
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -18,23 +20,54 @@ import pulumi_aws as aws
 from ..catalog import NODE_IMAGES
 from ..catalog.platforms import Source
 from ..config.model import StackConfig
-from ..inputs import AmiType, ExporterHost, GpuNodes
+from ..inputs import AmiType, ExporterHost, GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..monitoring.scrape import ScrapeTarget
-from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
 from ..nvidia import dcgm, operator
 from ..placement import gpu_nodes
+from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
 from .cluster import EksGpuCluster, EksGpuClusterArgs
 from .karpenter import Karpenter, KarpenterArgs
+from .karpenter_pools import KarpenterSettingsArgs
 
 AUTO_MODE_NODE_CLASS = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
 AUTO_MODE_EXPIRY = "336h"
 """Auto Mode replaces nodes within 21 days; two weeks keeps well inside that."""
+
+
+class EksPlatformKind(StrEnum):
+    """Which EKS platform: how GPU nodes are provisioned."""
+
+    EKS_MANAGED = "eks-managed"
+    """Managed GPU node groups + cluster-autoscaler; the gpu-operator."""
+    EKS_KARPENTER = "eks-karpenter"
+    """Karpenter NodePools per GPU class; the gpu-operator."""
+    EKS_AUTOMODE = "eks-automode"
+    """EKS Auto Mode NodePools; a standalone dcgm-exporter."""
+
+
+class EksGpuPlatformArgs(TypedDict):
+    """Arguments of `EksGpuPlatform`: the sections of an EKS stack config, in snake_case."""
+
+    cluster: ClusterArgs
+    """Cluster name and settings."""
+    aws: AwsArgs
+    """Region and network (an existing VPC, its subnets, admins and KMS key may be Outputs)."""
+    gpu_pools: Sequence[GpuPoolArgs]
+    """GPU node groups (`eks-managed`) or GPU classes (Karpenter, Auto Mode); plain values."""
+    kind: NotRequired[EksPlatformKind]
+    """eks-managed (default), eks-karpenter or eks-automode; plain."""
+    karpenter: NotRequired[KarpenterSettingsArgs]
+    """Karpenter disruption, expiry and AMI version (`eks-karpenter` only)."""
+    monitoring: NotRequired[MonitoringArgs]
+    """How GPU metrics reach Prometheus, and the alert thresholds."""
+    smoke_test: NotRequired[SmokeTestArgs]
+    """An `nvidia-smi` Job per GPU pool after deploy."""
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
@@ -70,18 +103,37 @@ def operator_args(cfg: StackConfig) -> operator.GpuOperatorArgs:
 
 
 class EksGpuPlatform(pulumi.ComponentResource):
-    """EKS cluster + GPU capacity (node groups, Karpenter or Auto Mode) + NVIDIA software + monitoring."""
+    """A whole EKS GPU platform: VPC (or yours), cluster, GPU capacity (managed node groups, Karpenter or
+    Auto Mode), the NVIDIA software the platform lacks and GPU monitoring, with its own AWS provider."""
 
-    cluster: EksGpuCluster
-    exporter: pulumi.Resource
-    monitoring: GpuMonitoring
-    outputs: dict[str, str]
-    """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
+    cluster_name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig for the cluster (secret)."""
+    oidc_provider_arn: pulumi.Output[str]
+    """The cluster's IAM OIDC provider (for IRSA roles)."""
+    vpc_id: pulumi.Output[str]
+    """The VPC the cluster runs in."""
+    gpu_node_groups: pulumi.Output[list[str]]
+    """Names of the managed GPU node groups (none with Karpenter or Auto Mode)."""
+    scrape_config: pulumi.Output[str]
+    """The `gpu-metrics` Prometheus scrape job (YAML)."""
+    prometheus_rules: pulumi.Output[str]
+    """The GPU recording and alerting rules (a Prometheus rules file)."""
 
-    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
-        """The whole EKS platform of a validated stack config (`gpuplane.parse_config`): an AWS provider,
+    def __init__(self, name: str, args: EksGpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """The whole EKS platform from `EksGpuPlatformArgs` (the sections of a stack config), or from a
+        validated stack config (`gpuplane.parse_config`; typed: `EksGpuPlatform.from_config`): an AWS provider,
         `EksGpuCluster`, the platform's GPU capacity (cluster-autoscaler, Karpenter or Auto Mode NodePools),
-        its NVIDIA software (`GpuOperator` or `DcgmExporter`), `GpuMonitoring` and the smoke tests."""
+        its NVIDIA software (`GpuOperator` or `DcgmExporter`), `GpuMonitoring` and the smoke tests.
+
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        cfg: StackConfig
+        if isinstance(args, StackConfig):
+            cfg = args
+        else:
+            cfg, deferred = platform_config(f"EksGpuPlatform {name!r}", KINDS, args)
+            opts = deferred.options(opts)
         super().__init__("gpuplane:aws:EksGpuPlatform", name, None, opts)
         assert cfg.aws is not None  # config validation requires it for EKS platforms
         provider = aws.Provider(f"{name}-aws", region=cfg.aws.region, opts=pulumi.ResourceOptions(parent=self))
@@ -102,7 +154,18 @@ class EksGpuPlatform(pulumi.ComponentResource):
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
         smoke_tests(name, cfg, [self.exporter], on_k8s)
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
+        """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
+        c = self.cluster
+        self.cluster_name, self.kubeconfig, self.vpc_id = c.cluster_name, c.kubeconfig, c.vpc_id
+        self.oidc_provider_arn, self.gpu_node_groups = c.oidc_provider_arn, c.gpu_node_groups
+        self.scrape_config = self.monitoring.scrape_config
+        self.prometheus_rules = self.monitoring.prometheus_rules
         self.register_outputs(dict(self.outputs))
+
+    @classmethod
+    def from_config(cls, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> "EksGpuPlatform":
+        """The platform of a validated stack config (what `pulumi up` on a stack file builds)."""
+        return cls(name, cast(Any, cfg), opts)
 
     def _cluster_autoscaler(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> None:
         assert cfg.aws is not None
@@ -176,10 +239,12 @@ NVIDIA: MappingProxyType[str, Callable[[EksGpuPlatform, str, StackConfig, pulumi
 )
 """Platform -> the NVIDIA software gpuplane installs (the seed's matrix, EKS column)."""
 
+KINDS = tuple(k.value for k in EksPlatformKind)
+
 
 def build(cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> dict[str, object]:
     """Build the platform and return the stack outputs."""
-    platform = EksGpuPlatform(cfg.cluster.name, cfg, opts=opts)
+    platform = EksGpuPlatform.from_config(cfg.cluster.name, cfg, opts=opts)
     c = platform.cluster
     return {
         "platform": cfg.platform,

@@ -4,35 +4,29 @@ GCP provisions GPU nodes per pod and ships the driver, toolkit and device plugin
 privileged and hostPath workloads, so gpuplane installs nothing on the nodes: GPU metrics come from
 GKE's own device plugin (port 2112, scraped by the user's Prometheus: the seed's "custom scraping")
 or from GKE's managed DCGM collection (`monitoring_config`, integration `gke-managed`).
+
+No `from __future__ import annotations`: the multi-language package reads the args' annotations.
 """
 
-from __future__ import annotations
-
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_gcp as gcp
-import pulumi_kubernetes as k8s
 
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
+from ..inputs import GpuPoolArgs
 from ..lifecycle import keep_options
-from ..monitoring.scrape import ScrapeTarget
+from ..monitoring.standalone import DEVICE_PLUGIN
 from ..monitoring.wiring import monitoring_outputs
+from ..platform_args import ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import render
 from .access import kube_access, node_service_account
 from .network import cloud_nat, endpoint_args
 
-DEVICE_PLUGIN = ScrapeTarget(
-    namespace="kube-system",
-    service_labels={},
-    port_name="",
-    pod_labels={"k8s-app": "nvidia-gpu-device-plugin"},
-    role="pod",
-    pod_port=2112,
-)
-"""GKE's nvidia-gpu-device-plugin DaemonSet pods, which serve GPU metrics on :2112/metrics."""
+__all__ = ["DEVICE_PLUGIN", "GkeAutopilotPlatform", "GkeAutopilotPlatformArgs", "build"]
 
 MANAGED_DCGM = {"enable_components": ["SYSTEM_COMPONENTS", "DCGM"], "managed_prometheus": {"enabled": True}}
 """GKE collects DCGM metrics itself into Managed Prometheus."""
@@ -68,19 +62,49 @@ def autopilot_cluster_args(
     return args
 
 
+class GkeAutopilotPlatformArgs(TypedDict):
+    """Arguments of `GkeAutopilotPlatform`: the sections of a gke-autopilot stack config, in snake_case."""
+
+    cluster: ClusterArgs
+    """Cluster name and settings."""
+    gcp: GcpArgs
+    """Project, region and network (project, network and subnetwork may be Outputs)."""
+    gpu_pools: NotRequired[Sequence[GpuPoolArgs]]
+    """GPU classes workloads may request (for the smoke tests and the capacity summary); plain values."""
+    monitoring: NotRequired[MonitoringArgs]
+    """`scrape-config` (GKE's device plugin metrics) or `gke-managed` (GKE's managed DCGM collection)."""
+    smoke_test: NotRequired[SmokeTestArgs]
+    """An `nvidia-smi` Job per GPU class after deploy."""
+
+
 class GkeAutopilotPlatform(pulumi.ComponentResource):
-    """An Autopilot cluster with its own node service account, provider and Kubernetes provider."""
+    """A whole GKE Autopilot GPU platform: an Autopilot cluster with its own node service account, GCP
+    provider and Kubernetes provider; GCP provisions GPU nodes per pod and ships the NVIDIA software."""
 
     cluster_name: pulumi.Output[str]
+    """The cluster's name."""
     endpoint: pulumi.Output[str]
+    """The Kubernetes API endpoint."""
     kubeconfig: pulumi.Output[str]
-    k8s_provider: k8s.Provider
-    outputs: dict[str, str]
+    """A kubeconfig for the cluster (secret; uses gke-gcloud-auth-plugin)."""
+    scrape_config: pulumi.Output[str]
+    """The `gpu-metrics` Prometheus scrape job (YAML) for GKE's device plugin metrics."""
+    prometheus_rules: pulumi.Output[str]
+    """The GPU recording and alerting rules (a Prometheus rules file)."""
 
-    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
-        """The whole GKE Autopilot platform of a validated stack config (`gpuplane.parse_config`): a GCP
-        provider, the nodes' service account, the Autopilot cluster (managed DCGM with `gke-managed`),
-        a Kubernetes provider and the smoke tests."""
+    def __init__(self, name: str, args: GkeAutopilotPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """The whole GKE Autopilot platform from `GkeAutopilotPlatformArgs` (the sections of a stack config),
+        or from a validated stack config (`gpuplane.parse_config`; typed: `GkeAutopilotPlatform.from_config`):
+        a GCP provider, the nodes' service account, the Autopilot cluster (managed DCGM with `gke-managed`),
+        a Kubernetes provider and the smoke tests.
+
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        cfg: StackConfig
+        if isinstance(args, StackConfig):
+            cfg = args
+        else:
+            cfg, deferred = platform_config(f"GkeAutopilotPlatform {name!r}", ("gke-autopilot",), args)
+            opts = deferred.options(opts)
         super().__init__("gpuplane:gcp:GkeAutopilotPlatform", name, None, opts)
         assert cfg.gcp is not None
         provider = gcp.Provider(
@@ -100,12 +124,22 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         self.endpoint = cluster.endpoint
         smoke_tests(name, cfg, [], pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider}))
         self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
+        """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
+        self.scrape_config = pulumi.Output.from_input(self.outputs["scrapeConfig"])
+        self.prometheus_rules = pulumi.Output.from_input(self.outputs["prometheusRules"])
         self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig, **self.outputs})
+
+    @classmethod
+    def from_config(
+        cls, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None
+    ) -> "GkeAutopilotPlatform":
+        """The platform of a validated stack config (what `pulumi up` on a stack file builds)."""
+        return cls(name, cast(Any, cfg), opts)
 
 
 def build(cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> dict[str, object]:
     """Build the platform and return the stack outputs."""
-    platform = GkeAutopilotPlatform(cfg.cluster.name, cfg, opts=opts)
+    platform = GkeAutopilotPlatform.from_config(cfg.cluster.name, cfg, opts=opts)
     return {
         "platform": cfg.platform,
         "clusterName": platform.cluster_name,

@@ -1,26 +1,59 @@
-"""`GkeGpuPlatform`: the GKE Standard rows of the seed's matrix (fixed pools or NAP), from one `StackConfig`.
+"""`GkeGpuPlatform`: the GKE Standard rows of the seed's matrix (fixed pools or NAP), from typed args (or a
+parsed `StackConfig`).
 
 GKE ships the driver, toolkit and device plugin; gpuplane adds the cluster, the GPU pools (or NAP
 limits for GPU classes) and a standalone dcgm-exporter, and wires the exporter into Prometheus.
+
+No `from __future__ import annotations`: the multi-language package reads the args' annotations.
 """
 
-from __future__ import annotations
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_gcp as gcp
 
 from ..config.model import StackConfig
-from ..inputs import ExporterHost
+from ..inputs import ExporterHost, GpuPoolArgs
 from ..monitoring.scrape import ScrapeTarget
-from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
 from ..nvidia import dcgm
 from ..placement import gpu_nodes
+from ..platform_args import AutoProvisioningArgs, ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+
+
+class GkePlatformKind(StrEnum):
+    """Which GKE Standard platform: fixed GPU node pools or node auto-provisioning."""
+
+    GKE_STANDARD = "gke-standard"
+    """One autoscaled GPU node pool per `gpu_pools` entry."""
+    GKE_NAP = "gke-nap"
+    """Node auto-provisioning: `gpu_pools` are GPU classes whose ceilings become NAP limits."""
+
+
+class GkeGpuPlatformArgs(TypedDict):
+    """Arguments of `GkeGpuPlatform`: the sections of a GKE Standard stack config, in snake_case."""
+
+    cluster: ClusterArgs
+    """Cluster name and settings."""
+    gcp: GcpArgs
+    """Project, region, zones and network (project, network and subnetwork may be Outputs)."""
+    gpu_pools: Sequence[GpuPoolArgs]
+    """GPU node pools (`gke-standard`) or GPU classes (`gke-nap`); plain values."""
+    kind: NotRequired[GkePlatformKind]
+    """gke-standard (default) or gke-nap; plain."""
+    auto_provisioning: NotRequired[AutoProvisioningArgs]
+    """NAP limits and defaults (`gke-nap` only)."""
+    monitoring: NotRequired[MonitoringArgs]
+    """How GPU metrics reach Prometheus, and the alert thresholds."""
+    smoke_test: NotRequired[SmokeTestArgs]
+    """An `nvidia-smi` Job per GPU pool after deploy."""
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
@@ -52,18 +85,35 @@ def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:
 
 
 class GkeGpuPlatform(pulumi.ComponentResource):
-    """GKE Standard cluster + GPU pools (or NAP) + dcgm-exporter, with its own explicit GCP provider."""
+    """A whole GKE Standard GPU platform: cluster, system pool, GPU node pools (or NAP), dcgm-exporter on
+    the GPU nodes and GPU monitoring, with its own GCP provider."""
 
-    cluster: GkeGpuCluster
-    exporter: dcgm.DcgmExporter
-    monitoring: GpuMonitoring
-    outputs: dict[str, str]
-    """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
+    cluster_name: pulumi.Output[str]
+    """The cluster's name."""
+    endpoint: pulumi.Output[str]
+    """The Kubernetes API endpoint."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig for the cluster (secret; uses gke-gcloud-auth-plugin)."""
+    gpu_node_pools: pulumi.Output[list[str]]
+    """Names of the GPU node pools (none with NAP)."""
+    scrape_config: pulumi.Output[str]
+    """The `gpu-metrics` Prometheus scrape job (YAML)."""
+    prometheus_rules: pulumi.Output[str]
+    """The GPU recording and alerting rules (a Prometheus rules file)."""
 
-    def __init__(self, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
-        """The whole GKE Standard platform of a validated stack config (`gpuplane.parse_config`): a GCP
+    def __init__(self, name: str, args: GkeGpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """The whole GKE Standard platform from `GkeGpuPlatformArgs` (the sections of a stack config), or
+        from a validated stack config (`gpuplane.parse_config`; typed: `GkeGpuPlatform.from_config`): a GCP
         provider, `GkeGpuCluster` (cluster, system pool, GPU pools or NAP), `DcgmExporter`, `GpuMonitoring`
-        and the smoke tests, all children of this component (`{name}-...`)."""
+        and the smoke tests, all children of this component (`{name}-...`).
+
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        cfg: StackConfig
+        if isinstance(args, StackConfig):
+            cfg = args
+        else:
+            cfg, deferred = platform_config(f"GkeGpuPlatform {name!r}", KINDS, args)
+            opts = deferred.options(opts)
         super().__init__("gpuplane:gcp:GkeGpuPlatform", name, None, opts)
         assert cfg.gcp is not None  # config validation requires it for GKE platforms
         provider = gcp.Provider(
@@ -99,12 +149,27 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
+        """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
+        self.cluster_name = self.cluster.cluster_name
+        self.endpoint = self.cluster.endpoint
+        self.kubeconfig = self.cluster.kubeconfig
+        self.gpu_node_pools = self.cluster.gpu_node_pools
+        self.scrape_config = self.monitoring.scrape_config
+        self.prometheus_rules = self.monitoring.prometheus_rules
         self.register_outputs(dict(self.outputs))
+
+    @classmethod
+    def from_config(cls, name: str, cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> "GkeGpuPlatform":
+        """The platform of a validated stack config (what `pulumi up` on a stack file builds)."""
+        return cls(name, cast(Any, cfg), opts)
+
+
+KINDS = tuple(k.value for k in GkePlatformKind)
 
 
 def build(cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> dict[str, object]:
     """Build the platform and return the stack outputs."""
-    platform = GkeGpuPlatform(cfg.cluster.name, cfg, opts=opts)
+    platform = GkeGpuPlatform.from_config(cfg.cluster.name, cfg, opts=opts)
     c = platform.cluster
     return {
         "platform": cfg.platform,

@@ -10,9 +10,9 @@ ServiceMonitor and PrometheusRule need the prometheus-operator CRDs: with `insta
 brings them; with `prometheus-operator` the `prometheus-operator-crds` chart does, unless the config says
 the cluster already has them (`monitoring.prometheusOperatorCrds: existing`). Never both charts: two
 installers of the same CRDs conflict in Helm.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations`: the multi-language package reads `GpuMonitoring`'s annotations.
+"""
 
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -22,7 +22,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
+from ..deferred import Deferred
 from ..kube import custom_resource, namespace_manifest, pinned_release, privileged_namespace
+from ..platform_args import GpuMonitoringArgs
 from .dashboard import dashboard_configmap
 from .monitors import pod_monitoring_manifest, service_monitor_manifest
 from .rules import RuleSettings, prometheus_rule_manifest, rule_groups
@@ -101,8 +103,9 @@ def cluster_objects(
     ]
 
 
-class GpuMonitoringArgs:
-    """Inputs of `GpuMonitoring`."""
+class MonitoringSpec:
+    """What `GpuMonitoring` builds, resolved: from a platform's stack config (`wiring.gpu_monitoring`) or
+    from the component's typed args (`standalone.spec_of`)."""
 
     def __init__(
         self,
@@ -138,17 +141,45 @@ class GpuMonitoringArgs:
 
 
 class GpuMonitoring(pulumi.ComponentResource):
-    """The integration's objects, created after the exporter (and after the CRDs when installing)."""
+    """GPU metrics into Prometheus for an exporter on any cluster, per integration: a scrape job and rules
+    file (outputs), ServiceMonitor + PrometheusRule + dashboard ConfigMap, a PodMonitoring for GKE Managed
+    Prometheus, or kube-prometheus-stack with all of them. Pass the cluster's Kubernetes provider, and the
+    exporter in `depends_on`."""
 
-    def __init__(
-        self,
-        name: str,
-        args: GpuMonitoringArgs,
-        exporter: pulumi.Resource,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__("gpuplane:monitoring:GpuMonitoring", name, None, opts)
-        after: list[pulumi.Resource] = [exporter]
+    scrape_config: pulumi.Output[str]
+    """The `gpu-metrics` Prometheus scrape job, as YAML to paste under `scrape_configs:`."""
+    prometheus_rules: pulumi.Output[str]
+    """The GPU recording and alerting rules, as a Prometheus rules file."""
+    integration: pulumi.Output[str]
+    """The integration in use."""
+
+    def __init__(self, name: str, args: GpuMonitoringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Monitoring objects `{name}-...` for the exporter `args["exporter"]`; see `GpuMonitoringArgs`. The
+        objects wait for the component's `depends_on` (the exporter) and for the CRDs gpuplane installs.
+
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        from .standalone import spec_of
+
+        spec, deferred = spec_of(f"GpuMonitoring {name!r}", args)
+        opts = opts or pulumi.ResourceOptions()
+        after = [
+            d for d in (opts.depends_on if isinstance(opts.depends_on, list) else []) if isinstance(d, pulumi.Resource)
+        ]
+        super().__init__("gpuplane:monitoring:GpuMonitoring", name, None, deferred.options(opts))
+        self._build(name, spec, after, deferred)
+
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: MonitoringSpec, exporter: pulumi.Resource, opts: pulumi.ResourceOptions | None = None
+    ) -> "GpuMonitoring":
+        """A platform's monitoring, from its stack config (after `exporter`)."""
+        self = cls.__new__(cls)
+        pulumi.ComponentResource.__init__(self, "gpuplane:monitoring:GpuMonitoring", name, None, opts)
+        self._build(name, spec, [exporter], Deferred())
+        return self
+
+    def _build(self, name: str, args: MonitoringSpec, exporter: list[pulumi.Resource], deferred: Deferred) -> None:
+        after: list[pulumi.Resource] = list(exporter)
         crds = args.prometheus_operator_crds == "install"
         if crds and CRDS_FROM.get(args.integration) == CRDS_RELEASE:
             after.append(
@@ -200,4 +231,10 @@ class GpuMonitoring(pulumi.ComponentResource):
                 k8s.core.v1.ConfigMap(f"{name}-{role}", metadata=obj["metadata"], data=obj["data"], opts=opts_)
             else:
                 custom_resource(f"{name}-{role}", obj, opts_)
-        self.register_outputs({})
+        from .standalone import outputs_of
+
+        outputs = {k: pulumi.Output.from_input(deferred.resolve(v)) for k, v in outputs_of(args).items()}
+        self.scrape_config = outputs["scrape_config"]
+        self.prometheus_rules = outputs["prometheus_rules"]
+        self.integration = outputs["integration"]
+        self.register_outputs(dict(outputs))

@@ -1,5 +1,5 @@
-"""`GpuMonitoring` args for a program's own cluster: which exporter to scrape, the integration and the
-monitoring settings (checked by the stack config's `MonitoringConfig`, so each rule lives in one place)."""
+"""`GpuMonitoring` on a program's own cluster: its typed args (`GpuMonitoringArgs`) resolved into what the
+component builds, checked by the stack config's `MonitoringConfig` so each rule lives in one place."""
 
 from __future__ import annotations
 
@@ -10,14 +10,28 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..argcheck import ArgsError, camel, plain, snake
+from ..argcheck import ArgsError, plain, snake
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
+from ..config.base import DNS_LABEL
 from ..config.load import key_path
 from ..config.monitoring import MonitoringConfig
+from ..deferred import Deferred
 from ..nvidia import dcgm, operator
-from .rules import RuleSettings
+from ..platform_args import GpuMonitoringArgs, MonitoringArgs, to_config
+from .rules import rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
-from .stack import GpuMonitoringArgs
+from .stack import MonitoringSpec
+
+DEVICE_PLUGIN = ScrapeTarget(
+    namespace="kube-system",
+    service_labels={},
+    port_name="",
+    pod_labels={"k8s-app": "nvidia-gpu-device-plugin"},
+    role="pod",
+    pod_port=2112,
+)
+"""GKE's nvidia-gpu-device-plugin DaemonSet pods, which serve GPU metrics on :2112/metrics
+(GoogleCloudPlatform/container-engine-accelerators pkg/gpu/nvidia/metrics)."""
 
 EXPORTERS: Mapping[str, Callable[[str], ScrapeTarget]] = MappingProxyType(
     {
@@ -35,9 +49,72 @@ EXPORTERS: Mapping[str, Callable[[str], ScrapeTarget]] = MappingProxyType(
             port_name=operator.EXPORTER_PORT_NAME,
             pod_labels=operator.EXPORTER_LABELS,
         ),
+        "gke-device-plugin": lambda ns: replace(DEVICE_PLUGIN, namespace=ns),
     }
 )
 """Exporter kind -> where its metrics are, given its namespace."""
+DEFAULT_NAMESPACES: Mapping[str, str] = MappingProxyType(
+    {"gpu-operator": operator.NAMESPACE, "gke-device-plugin": DEVICE_PLUGIN.namespace}
+)
+"""Exporter kind -> its namespace (dcgm-exporter: `monitoring.namespace`)."""
+PLATFORM_OF: Mapping[str, str] = MappingProxyType({"gke-device-plugin": "gke-autopilot"})
+"""Exporter kind -> the platform whose label model applies (`labels.PLATFORM_OVERRIDES`); others: per integration."""
+
+
+def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferred]:
+    """`GpuMonitoring`'s typed args resolved (an Output cluster or region label is deferred). Raises
+    `ArgsError` naming every bad argument."""
+    from .wiring import settings_for
+
+    problems: list[tuple[str, str]] = []
+    deferred = Deferred()
+    exporter = str(plain(args.get("exporter") or "dcgm-exporter"))
+    if exporter not in EXPORTERS:
+        problems.append(("exporter", f"{exporter!r} is not one of {list(EXPORTERS)}"))
+    cluster = deferred.value(args.get("cluster"), "gpuplane-arg-{}z")
+    if cluster is None:
+        problems.append(("cluster", "required argument is missing"))
+    elif not isinstance(cluster, str) or not __import__("re").match(DNS_LABEL, cluster) or len(cluster) > 63:
+        problems.append(("cluster", f"{cluster!r} is not a DNS label"))
+    region = deferred.value(args.get("region"), "gpuplane-arg-{}z")
+    unknown = sorted(set(args) - set(GpuMonitoringArgs.__annotations__))
+    problems += [(k, "unknown argument") for k in unknown]
+    try:
+        m = MonitoringConfig.model_validate(to_config(args.get("monitoring") or {}))
+    except ValidationError as exc:
+        for e in exc.errors():
+            problems.append(
+                ("monitoring." + snake(key_path(tuple(e["loc"])).removeprefix("gpuplane:")), snake(e["msg"]))
+            )
+    if problems:
+        raise ArgsError(where, problems)
+    default_ns = DEFAULT_NAMESPACES.get(exporter, m.namespace)
+    labels = {"cluster": cluster, **({"region": region} if region else {})}
+    target = replace(EXPORTERS[exporter](args.get("exporter_namespace") or default_ns), static_labels=labels)
+    selector = args.get("system_node_selector")
+    system = GPUPLANE_SYSTEM_POOL if selector is None else SystemPods(node_selector=dict(selector))
+    spec = MonitoringSpec(
+        cluster=cluster,
+        integration=m.integration,
+        target=target,
+        settings=settings_for(PLATFORM_OF.get(exporter, ""), m, target),
+        selector_labels=m.selectorLabels,
+        interval=m.scrapeInterval,
+        timeout=m.scrapeTimeout,
+        install_namespace=m.installNamespace,
+        system=system,
+        prometheus_operator_crds=m.prometheusOperatorCrds,
+    )
+    return spec, deferred
+
+
+def outputs_of(spec: MonitoringSpec) -> dict[str, str]:
+    """The component's outputs: the scrape job, the rules file and the integration."""
+    return {
+        "scrape_config": stack_scrape_yaml(spec.target, spec.interval, spec.timeout),
+        "prometheus_rules": rules_file_yaml(rule_groups(spec.settings)),
+        "integration": spec.integration,
+    }
 
 
 def monitoring_args(
@@ -49,44 +126,19 @@ def monitoring_args(
     system: SystemPods = GPUPLANE_SYSTEM_POOL,
     **settings: Any,
 ) -> GpuMonitoringArgs:
-    """`GpuMonitoringArgs` for `exporter` (`dcgm-exporter` or `gpu-operator`) in `namespace` (default:
-    the exporter's own), on cluster `cluster`. `settings` are `MonitoringConfig`'s keys in snake_case
-    (`integration`, `selector_labels`, `scrape_interval`, `prometheus_operator_crds`, ...). Series get a
-    `cluster` label, and a `region` label only when `region` is given.
-
-    Raises `ArgsError` naming every bad argument."""
-    problems = []
-    if exporter not in EXPORTERS:
-        problems.append(("exporter", f"{exporter!r} is not one of {list(EXPORTERS)}"))
-    try:
-        m = MonitoringConfig.model_validate({camel(k): plain(v) for k, v in settings.items()})
-    except ValidationError as exc:
-        for e in exc.errors():
-            problems.append((snake(key_path(tuple(e["loc"])).removeprefix("gpuplane:")), snake(e["msg"])))
-    if problems:
-        raise ArgsError("GpuMonitoring args", problems)
-    default_ns = m.namespace if exporter == "dcgm-exporter" else operator.NAMESPACE
-    labels = {"cluster": cluster, **({"region": region} if region else {})}
-    target = replace(EXPORTERS[exporter](namespace or default_ns), static_labels=labels)
-    return GpuMonitoringArgs(
-        cluster=cluster,
-        integration=m.integration,
-        target=target,
-        settings=RuleSettings(
-            idle_window=m.idleWindow,
-            idle_percent=m.idlePercent,
-            temperature_celsius=m.temperatureCelsius,
-            memory_ratio=m.memoryRatio,
-        ),
-        selector_labels=m.selectorLabels,
-        interval=m.scrapeInterval,
-        timeout=m.scrapeTimeout,
-        install_namespace=m.installNamespace,
-        system=system,
-        prometheus_operator_crds=m.prometheusOperatorCrds,
-    )
+    """Older form of `GpuMonitoringArgs`: `settings` are `MonitoringArgs` keys (`integration`,
+    `selector_labels`, ...). Checked now; raises `ArgsError` naming every bad argument."""
+    args: GpuMonitoringArgs = {"cluster": cluster, "exporter": exporter, "monitoring": MonitoringArgs(**settings)}  # type: ignore[typeddict-item]
+    if namespace:
+        args["exporter_namespace"] = namespace
+    if region:
+        args["region"] = region
+    if system is not GPUPLANE_SYSTEM_POOL:
+        args["system_node_selector"] = dict(system.node_selector)
+    spec_of("GpuMonitoring args", args)
+    return args
 
 
 def scrape_config(args: GpuMonitoringArgs) -> str:
-    """The `gpu-metrics` Prometheus scrape job for these args, as YAML."""
-    return stack_scrape_yaml(args.target, args.interval, args.timeout)
+    """The `gpu-metrics` Prometheus scrape job for these (plain) args, as YAML (also `GpuMonitoring.scrape_config`)."""
+    return outputs_of(spec_of("GpuMonitoring args", args)[0])["scrape_config"]

@@ -7,10 +7,11 @@ from dataclasses import replace
 import pulumi
 
 from ..config.model import StackConfig
+from ..config.monitoring import MonitoringConfig
 from .labels import label_model
 from .rules import ExporterPods, RuleSettings, rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
-from .stack import GpuMonitoring, GpuMonitoringArgs
+from .stack import GpuMonitoring, MonitoringSpec
 
 KUBE_STATE_METRICS = ("install",)
 """Integrations where gpuplane knows kube-state-metrics runs (kube-prometheus-stack brings it)."""
@@ -18,12 +19,17 @@ KUBE_STATE_METRICS = ("install",)
 
 def rule_settings(cfg: StackConfig, target: ScrapeTarget | None = None) -> RuleSettings:
     """Thresholds from the config; label names from the integration's label model (`labels.py`)."""
-    m = cfg.monitoring
+    return settings_for(cfg.platform, cfg.monitoring, target)
+
+
+def settings_for(platform: str, m: MonitoringConfig, target: ScrapeTarget | None = None) -> RuleSettings:
+    """Rule settings of monitoring config `m` on `platform` (any string: the label model's overrides are
+    per platform, the rest per integration) for the exporter `target`."""
     pods = None
     if target is not None and target.daemonset and m.integration in KUBE_STATE_METRICS:
         pods = ExporterPods(target.namespace, target.daemonset)
     return RuleSettings(
-        labels=label_model(cfg.platform, m.integration),
+        labels=label_model(platform, m.integration),
         idle_window=m.idleWindow,
         idle_percent=m.idlePercent,
         temperature_celsius=m.temperatureCelsius,
@@ -55,7 +61,7 @@ def gpu_monitoring(
 ) -> GpuMonitoring:
     m = cfg.monitoring
     target = identified(cfg, target)
-    args = GpuMonitoringArgs(
+    args = MonitoringSpec(
         cluster=cfg.cluster.name,
         integration=m.integration,
         target=target,
@@ -67,4 +73,4 @@ def gpu_monitoring(
         system=cfg.platform_spec.system_pods,
         prometheus_operator_crds=m.prometheusOperatorCrds,
     )
-    return GpuMonitoring(name, args, exporter, opts=opts)
+    return GpuMonitoring.from_spec(name, args, exporter, opts=opts)
