@@ -137,7 +137,10 @@ def _pool_names(pools: Any) -> list[str] | None:
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..fleet import fleet_problems, zone_problems  # these need the validated pools
 
+    from .capacity import capacity_problems
+
     found = fleet_problems(cfg) if cfg.fleet is not None else zone_problems(cfg)
+    found = [*found, *capacity_problems(cfg)]
     return [(key_path(loc), reason) for loc, reason in found]
 
 
