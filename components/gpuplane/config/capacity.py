@@ -142,15 +142,14 @@ RULES: Mapping[str, CapacityRules] = MappingProxyType(
             pairs=(("reserved", "on-demand"),),
             reservation_keys=GCP_KEYS,
         ),
+        # Reserved and flex-start capacity on auto-provisioned GKE needs a ComputeClass with priorities
+        # (cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass), which gpuplane does not
+        # generate yet: until it does, these platforms refuse them rather than ignore them.
         "gke-nap": CapacityRules(
-            types=("reserved", "flex-start", "on-demand", "spot"),
-            how="a ComputeClass's priorities",
-            reservation_keys=GCP_KEYS,
+            types=("spot", "on-demand"), how="node auto-provisioning (spot or on-demand per class)", single=True
         ),
         "gke-autopilot": CapacityRules(
-            types=("reserved", "flex-start", "on-demand", "spot"),
-            how="a ComputeClass's priorities",
-            reservation_keys=GCP_KEYS,
+            types=("spot", "on-demand"), how="Autopilot (spot or on-demand per class)", single=True
         ),
     }
 )
