@@ -144,9 +144,7 @@ def test_managed_capacity_block_and_targeted_odcr(plan_of: Callable[..., Plan]) 
         "capacityReservationId": "cr-0fedcba9876543210"
     }
     # The block's group runs only in the block's AZ; the ODCR's keeps every private subnet (in subnet order).
-    private = sorted(
-        (r for r in plan.by_type("aws:ec2/subnet:Subnet") if "-private-" in r.name), key=lambda r: r.name
-    )
+    private = sorted((r for r in plan.by_type("aws:ec2/subnet:Subnet") if "-private-" in r.name), key=lambda r: r.name)
     zones = [r.inputs["availabilityZone"] for r in private]
     assert len(odcr["subnetIds"]) == len(zones) == 3
     assert block["subnetIds"] == [odcr["subnetIds"][zones.index("us-east-1b")]]
@@ -165,8 +163,9 @@ def test_ec2_and_eks_enum_values_of_reservations() -> None:
     for pool in cfg.gpuPools:
         assert eks_capacity_type(pool) in eks["CapacityTypes"]["enum"]
         lt = reserved_launch_args(pool)
-        assert lt["capacity_reservation_specification"]["capacity_reservation_preference"] in (
-            ec2["CapacityReservationPreference"]["enum"]
+        assert (
+            lt["capacity_reservation_specification"]["capacity_reservation_preference"]
+            in (ec2["CapacityReservationPreference"]["enum"])
         )
         if "instance_market_options" in lt:
             assert lt["instance_market_options"]["market_type"] in ec2["MarketType"]["enum"]
@@ -277,3 +276,100 @@ def test_impossible_capacity_is_refused(stack: str, pool: dict[str, Any], key: s
     path = f"gpuplane:gpuPools[{index}].{key}"
     assert list(problems) == [path], problems
     assert fragment in problems[path]
+
+
+# --- the typed component args carry the same settings ---------------------------------------------
+
+
+def test_typed_args_carry_capacity_reservation_and_run_duration() -> None:
+    import pulumi_aws as aws
+    import pulumi_gcp as gcp
+
+    from gpuplane.aws.karpenter_pools import KarpenterGpuNodePools
+    from gpuplane.gcp.pools import GkeGpuNodePools
+    from gpuplane.inputs import CapacityType, GpuType, ReservationType
+
+    from .test_library import of_type, run
+
+    def program() -> None:
+        role = aws.iam.Role("karpenter-nodes", name="KarpenterNodeRole-mine", assume_role_policy="{}")
+        block = {"type": ReservationType.CAPACITY_BLOCK, "ids": ["cr-0123456789abcdef0"], "machine_type": "p5.48xlarge"}
+        KarpenterGpuNodePools(
+            "gpu",
+            {
+                "cluster_name": "mine",
+                "node_role": role.name,
+                "gpu_pools": [
+                    {
+                        "name": "train",
+                        "gpu": GpuType.H100,
+                        "gpus_per_node": 8,
+                        "max_nodes": 2,
+                        "capacity": [CapacityType.RESERVED, CapacityType.SPOT],
+                        "reservation": block,
+                    }
+                ],
+            },
+        )
+        GkeGpuNodePools(
+            "gke",
+            {
+                "cluster": "projects/p/locations/us-east4/clusters/c",
+                "location": "us-east4",
+                "node_service_account": "n@p.iam.gserviceaccount.com",
+                "gpu_pools": [
+                    {
+                        "name": "flex",
+                        "gpu": GpuType.H100,
+                        "max_nodes": 2,
+                        "capacity": [CapacityType.FLEX_START],
+                        "max_run_duration": "12h",
+                    }
+                ],
+            },
+        )
+
+    regs = run(program)
+    (node_class,) = of_type(regs, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    assert node_class.inputs["spec"]["capacityReservationSelectorTerms"] == [{"id": "cr-0123456789abcdef0"}]
+    (node_pool,) = of_type(regs, "kubernetes:karpenter.sh/v1:NodePool")
+    assert requirement(node_pool.inputs, "karpenter.sh/capacity-type") == ["reserved", "spot"]
+    (pool,) = of_type(regs, "gcp:container/nodePool:NodePool")
+    assert pool.inputs["nodeConfig"]["flexStart"] is True and pool.inputs["nodeConfig"]["maxRunDuration"] == "43200s"
+    assert gcp is not None
+
+
+def test_bad_typed_reservation_names_the_argument_path() -> None:
+    from gpuplane.argcheck import ArgsError
+    from gpuplane.aws.karpenter_pools import KarpenterGpuNodePools
+
+    from .test_library import run
+
+    errors: list[ArgsError] = []
+
+    def program() -> None:
+        try:
+            KarpenterGpuNodePools(
+                "bad",
+                {
+                    "cluster_name": "c",
+                    "node_role": "r",
+                    "gpu_pools": [
+                        {
+                            "name": "a",
+                            "gpu": "h100",
+                            "gpus_per_node": 8,
+                            "max_nodes": 1,
+                            "spot": True,
+                            "reservation": {"type": "capacity-block", "ids": ["cr-1"], "machine_type": "p4d.24xlarge"},
+                        }
+                    ],
+                },
+            )
+        except ArgsError as exc:
+            errors.append(exc)
+
+    run(program)
+    (err,) = errors
+    assert [p for p, _ in err.problems] == ["gpu_pools[0].reservation"]
+    assert "Capacity Blocks are reserved capacity" in str(err)

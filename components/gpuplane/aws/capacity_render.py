@@ -27,7 +27,10 @@ def reserved_launch_args(pool: GpuPool) -> dict[str, Any]:
         "capacity_reservation_target": {"capacity_reservation_id": r.ids[0]},
     }
     if r.type == "capacity-block":
-        return {"instance_market_options": {"market_type": "capacity-block"}, "capacity_reservation_specification": target}
+        return {
+            "instance_market_options": {"market_type": "capacity-block"},
+            "capacity_reservation_specification": target,
+        }
     return {"capacity_reservation_specification": target}
 
 

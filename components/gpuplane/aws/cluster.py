@@ -172,7 +172,15 @@ class EksGpuCluster(pulumi.ComponentResource):
             zone = reservation_zone(pool)
             subnets = private if zone is None else subnets_in_zone(private, self._subnet_zones, zone, self)
             ng = self._node_group(
-                name, c.name, pool.name, cluster, node_role, subnets, group, pool.diskSizeGb, group_opts,
+                name,
+                c.name,
+                pool.name,
+                cluster,
+                node_role,
+                subnets,
+                group,
+                pool.diskSizeGb,
+                group_opts,
                 reserved_launch_args(pool),
             )
             groups.append(ng)
@@ -193,7 +201,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         role: str,
         cluster: eks.Cluster,
         node_role: aws.iam.Role,
-        subnets: Sequence[pulumi.Input[str]],
+        subnets: pulumi.Input[Sequence[pulumi.Input[str]]],
         group_args: dict[str, Any],
         disk_gb: int,
         opts: pulumi.ResourceOptions,

@@ -69,9 +69,7 @@ def node_class_spec(
 ) -> Any:
     """The EC2NodeClass spec for (cluster, role, subnets) `v`, selecting by `tags` when given."""
     family, disk, owner = key
-    spec = kr.ec2_node_class(family, disk, str(v[0]), str(v[1]), list(v[2] or []), settings, reservation, owner)[
-        "spec"
-    ]
+    spec = kr.ec2_node_class(family, disk, str(v[0]), str(v[1]), list(v[2] or []), settings, reservation, owner)["spec"]
     if tags:
         terms = [{"tags": dict(tags)}]
         spec["securityGroupSelectorTerms"] = terms

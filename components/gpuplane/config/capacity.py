@@ -1,13 +1,12 @@
 """Capacity types of GPU pools: `gpuPools[].capacity` (a preference order), `reservation` and
 `maxRunDuration`, and the rules that say which orders each platform can carry out.
 
-| value | AWS | GCP |
-|---|---|---|
-| `reserved` | ODCRs / Capacity Blocks: Karpenter `karpenter.sh/capacity-type: reserved` with the EC2NodeClass's `capacityReservationSelectorTerms`; managed node groups a launch template that targets the reservation (`CAPACITY_BLOCK` for blocks) | Compute Engine reservations: node pool `reservation_affinity`; ComputeClass `reservations` |
-| `spot` | Spot Instances | Spot VMs |
-| `on-demand` | On-Demand | on-demand (standard) VMs |
-| `flex-start` | - | Dynamic Workload Scheduler flex-start VMs (node pool `flex_start`, ComputeClass `flexStart`) |
-| `queued` | - | DWS queued provisioning (node pool `queued_provisioning`, admitted through ProvisioningRequests) |
+- `reserved`: AWS ODCRs and Capacity Blocks (Karpenter `karpenter.sh/capacity-type: reserved` with the
+  EC2NodeClass's `capacityReservationSelectorTerms`; managed node groups a launch template that targets
+  the reservation, `CAPACITY_BLOCK` for blocks); GCP reservations (node pool `reservation_affinity`).
+- `spot`, `on-demand`: Spot Instances / Spot VMs, on-demand capacity.
+- `flex-start` (GKE): Dynamic Workload Scheduler flex-start VMs (node pool `flex_start`).
+- `queued` (GKE): DWS queued provisioning (`queued_provisioning`, nodes only through ProvisioningRequests).
 
 A pool without `capacity` keeps what `spot` always meant. Every platform's limits are data
 (`RULES`); `capacity_problems` turns a config that asks for more into one error per bad key.

@@ -136,7 +136,6 @@ def _pool_names(pools: Any) -> list[str] | None:
 
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..fleet import fleet_problems, zone_problems  # these need the validated pools
-
     from .capacity import capacity_problems
 
     found = fleet_problems(cfg) if cfg.fleet is not None else zone_problems(cfg)

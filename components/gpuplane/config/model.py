@@ -13,10 +13,10 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..catalog import DEFAULT_GPU_IMAGE, GPUS, NODE_IMAGES, PLATFORMS, Platform, gpus_on, lookup, operator_components
 from .aws import AwsConfig
-from .capacity import MAX_RUN_SECONDS, CapacityType, Reservation, duration_seconds
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
 from .base import context_value, suggest, valid_labels
+from .capacity import MAX_RUN_SECONDS, CapacityType, Reservation, duration_seconds
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
@@ -154,7 +154,9 @@ class GpuPool(_Model):
         spot = info.data.get("spot")
         if v is not None and spot is not None and spot != ("spot" in v):
             said = "spot: true asks for spot" if spot else "spot: false refuses spot"
-            raise ValueError(f"{said}, but capacity {v} {'lacks' if spot else 'has'} it; drop spot (capacity replaces it)")
+            raise ValueError(
+                f"{said}, but capacity {v} {'lacks' if spot else 'has'} it; drop spot (capacity replaces it)"
+            )
         return v
 
     @field_validator("maxRunDuration")
