@@ -107,7 +107,7 @@ def test_overlays_wait_for_their_crd_and_the_gate(plan_of: Callable[..., Plan]) 
     plan = plan_of(shared_stack())
     releases = {r.inputs["name"]: r for r in plan.by_type(RELEASE)}
     crd, ctrl = releases["karpenter-crd"], releases["karpenter"]
-    assert ctrl.inputs["values"]["settings"]["featureGates"] == {"nodeOverlay": True}
+    assert ctrl.inputs["values"]["settings"]["featureGates"]["nodeOverlay"] is True
     overlays = objects(plan, "NodeOverlay")
     assert overlays
     for r in overlays.values():

@@ -57,7 +57,15 @@ def _keys(d: Mapping[str, Any]) -> dict[str, Any]:
 
 def pool_config(pool: GpuPoolArgs | Mapping[str, Any]) -> dict[str, Any]:
     """One `GpuPoolArgs` as a `gpuPools[]` entry (camelCase keys, enum values; labels kept as given)."""
-    out = _keys({k: v for k, v in pool.items() if k not in ("sharing", "taints", "labels")})
+    out = _keys({k: v for k, v in pool.items() if k not in ("sharing", "taints", "labels", "capacity", "reservation")})
+    if "capacity" in pool:
+        out["capacity"] = [plain(c) for c in pool["capacity"]]
+    if "reservation" in pool:
+        r = pool["reservation"]
+        out["reservation"] = {
+            **_keys({k: v for k, v in r.items() if k != "tags"}),
+            **({"tags": dict(r["tags"])} if "tags" in r else {}),
+        }
     if "sharing" in pool:
         out["sharing"] = _keys(pool["sharing"])
     if "taints" in pool:

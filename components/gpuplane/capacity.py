@@ -1,5 +1,7 @@
 """Capacity and cost summary of a stack, before deploying: per region and pool, what the pools can
-reach, what stays running when idle, and an estimated hourly cost (dated catalog prices or yours)."""
+reach, its capacity types in preference order and reserved GPUs, what stays running (or stays paid
+for: reservations bill whether used or not) when idle, and an estimated hourly cost (dated catalog
+prices or yours)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 
 from .catalog import lookup
 from .catalog.availability import GPU_PRICES, PRICE_SOURCE, PRICES, SPOT_FRACTION
+from .config.capacity import capacity_order, reserved_nodes
 from .config.model import GpuPool, StackConfig
 from .fleet import region_configs
 from .nvidia.sharing import slots_per_gpu
@@ -21,6 +24,9 @@ class CapacityRow:
     gpu: str
     machine: str
     capacity: str
+    """Capacity types in preference order, `>`-separated (e.g. `reserved>spot`)."""
+    reserved_gpus: int
+    """GPUs of the pool's reservation it can use (`reservation.nodes` x GPUs per node, at most its ceiling)."""
     sharing: str
     min_nodes: int
     max_nodes: int
@@ -42,8 +48,9 @@ def machine_of(cfg: StackConfig, pool: GpuPool) -> str:
     return instance_types(pool)[0]
 
 
-def node_price(cfg: StackConfig, pool: GpuPool, machine: str) -> float | None:
-    """Estimated USD/h of one node: on-demand list price (plus N1-attached GPUs), times the spot fraction."""
+def node_price(cfg: StackConfig, pool: GpuPool, machine: str, spot: bool | None = None) -> float | None:
+    """Estimated USD/h of one node: on-demand list price (plus N1-attached GPUs), times the spot fraction
+    for spot nodes (`spot`; unset: the pool's first capacity type beyond its reservation is spot)."""
     cloud = cfg.platform_spec.cloud
     base = cfg.prices.onDemand.get(machine, PRICES.get(machine))
     if base is None:
@@ -51,7 +58,9 @@ def node_price(cfg: StackConfig, pool: GpuPool, machine: str) -> float | None:
     gpu = lookup(pool.gpu)
     if machine not in cfg.prices.onDemand and gpu is not None and gpu.gcp is not None:
         base += GPU_PRICES.get(gpu.gcp.accelerator, 0.0) * pool.gpusPerNode
-    if pool.spot:
+    if spot is None:
+        spot = [c for c in capacity_order(cfg.platform, pool) if c != "reserved"][:1] == ["spot"]
+    if spot:
         base *= cfg.prices.spotFraction or SPOT_FRACTION[cloud]
     return round(base, 3)
 
@@ -74,6 +83,12 @@ def capacity(cfg: StackConfig) -> list[CapacityRow]:
             machine = machine_of(rcfg, p)
             price = node_price(rcfg, p, machine)
             floor = p.minNodes if fixed else 0
+            reserved = reserved_nodes(p)
+            # Reserved nodes bill at (about) the on-demand rate whether used or not: they are in the floor's
+            # cost and priced as on-demand at the ceiling (Capacity Blocks are prepaid at their own rate).
+            held = None if price is None else node_price(rcfg, p, machine, spot=False) or 0.0
+            at_max = None if price is None or held is None else price * (p.maxNodes - reserved) + held * reserved
+            at_floor = None if price is None or held is None else price * max(floor - reserved, 0) + held * reserved
             rows.append(
                 CapacityRow(
                     region=region,
@@ -81,15 +96,16 @@ def capacity(cfg: StackConfig) -> list[CapacityRow]:
                     pool=p.name,
                     gpu=p.gpu,
                     machine=machine,
-                    capacity="spot" if p.spot else "on-demand",
+                    capacity=">".join(capacity_order(rcfg.platform, p)),
+                    reserved_gpus=reserved * p.gpusPerNode,
                     sharing=sharing_label(p),
                     min_nodes=floor,
                     max_nodes=p.maxNodes,
                     gpus_at_max=p.maxNodes * p.gpusPerNode,
                     slots_at_max=p.maxNodes * p.gpusPerNode * slots_per_gpu(p),
                     idle_floor_gpus=floor * p.gpusPerNode,
-                    usd_per_hour_at_max=None if price is None else round(price * p.maxNodes, 2),
-                    usd_per_hour_at_floor=None if price is None else round(price * floor, 2) + 0.0,
+                    usd_per_hour_at_max=None if at_max is None else round(at_max, 2),
+                    usd_per_hour_at_floor=None if at_floor is None else round(at_floor, 2) + 0.0,
                 )
             )
     return rows
@@ -110,6 +126,7 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
         "totals": {
             "gpusAtMax": sum(r.gpus_at_max for r in rows),
             "slotsAtMax": sum(r.slots_at_max for r in rows),
+            "reservedGpus": sum(r.reserved_gpus for r in rows),
             "idleFloorGpus": sum(r.idle_floor_gpus for r in rows),
             "usdPerHourAtMax": round(sum(r.usd_per_hour_at_max or 0 for r in priced), 2),
             "usdPerHourAtFloor": round(sum(r.usd_per_hour_at_floor or 0.0 for r in priced), 2) + 0.0,
@@ -130,6 +147,7 @@ def table(summary_: dict[str, Any]) -> str:
         ("gpu", "gpu"),
         ("machine", "machine"),
         ("capacity", "capacity"),
+        ("reservedGpus", "reserved"),
         ("sharing", "sharing"),
         ("minNodes", "min"),
         ("maxNodes", "max"),
@@ -141,23 +159,7 @@ def table(summary_: dict[str, Any]) -> str:
     ]
     cells = [[h for _, h in cols]] + [["-" if r[k] is None else str(r[k]) for k, _ in cols] for r in summary_["rows"]]
     t = summary_["totals"]
-    cells.append(
-        [
-            "total",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            str(t["gpusAtMax"]),
-            str(t["slotsAtMax"]),
-            str(t["idleFloorGpus"]),
-            str(t["usdPerHourAtMax"]),
-            str(t["usdPerHourAtFloor"]),
-        ]
-    )
+    cells.append(["total", *("" if k not in t else str(t[k]) for k, _ in cols[1:])])
     widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
     note = f"Prices: {summary_['prices']}."

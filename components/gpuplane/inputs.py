@@ -97,6 +97,49 @@ class ExporterHost(StrEnum):
     """EKS Auto Mode / Bottlerocket NVIDIA (the NVIDIA container runtime injects the driver)."""
 
 
+class CapacityType(StrEnum):
+    """A capacity type of a GPU pool (`capacity` lists them in preference order; docs/scarce-gpus.md)."""
+
+    RESERVED = "reserved"
+    """Reserved capacity: AWS on-demand capacity reservations or Capacity Blocks, GCP reservations."""
+    SPOT = "spot"
+    """Spot capacity (cheaper, can be reclaimed)."""
+    ON_DEMAND = "on-demand"
+    """On-demand capacity."""
+    FLEX_START = "flex-start"
+    """GKE: Dynamic Workload Scheduler flex-start VMs (wait for capacity, run at most seven days)."""
+    QUEUED = "queued"
+    """GKE: DWS queued provisioning (nodes only through ProvisioningRequests, all at once)."""
+
+
+class ReservationType(StrEnum):
+    """AWS: what kind of capacity reservation a pool consumes."""
+
+    DEFAULT = "default"
+    """An on-demand capacity reservation (ODCR)."""
+    CAPACITY_BLOCK = "capacity-block"
+    """A Capacity Block for ML."""
+
+
+class ReservationArgs(TypedDict):
+    """The reservation `reserved` capacity consumes (as `gpuPools[].reservation` in a stack)."""
+
+    ids: NotRequired[Sequence[str]]
+    """AWS: capacity reservation IDs (`cr-...`); a managed node group takes exactly one."""
+    tags: NotRequired[Mapping[str, str]]
+    """AWS (Karpenter): select reservations by tags instead of IDs."""
+    type: NotRequired[ReservationType]
+    """AWS: `capacity-block` for Capacity Blocks for ML (default: an on-demand capacity reservation)."""
+    names: NotRequired[Sequence[str]]
+    """GCP: reservation names (or `projects/P/reservations/N`); empty consumes any matching reservation."""
+    zone: NotRequired[str]
+    """The reservation's zone / Availability Zone; the pool's nodes are pinned to it."""
+    machine_type: NotRequired[str]
+    """The reservation's machine (GCP) or instance (AWS) type, checked against the pool's."""
+    nodes: NotRequired[int]
+    """Reserved nodes (shown as reserved GPUs in the capacity summary)."""
+
+
 class TaintArgs(TypedDict):
     """A node taint (Kubernetes spelling of the effect)."""
 
@@ -154,6 +197,12 @@ class GpuPoolArgs(TypedDict):
     """Extra node labels."""
     taints: NotRequired[Sequence[TaintArgs]]
     """Extra taints beyond the `nvidia.com/gpu` (and spot) taints gpuplane always sets."""
+    capacity: NotRequired[Sequence[CapacityType]]
+    """Capacity types in preference order, e.g. `[reserved, spot]`; unset: `spot` decides."""
+    reservation: NotRequired[ReservationArgs]
+    """The reservation `reserved` capacity consumes."""
+    max_run_duration: NotRequired[str]
+    """GKE flex-start / queued: how long each node may run (e.g. `24h`, at most `7d`)."""
 
 
 class NodeSelectorRequirement(TypedDict):

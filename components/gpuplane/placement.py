@@ -17,6 +17,7 @@ from typing import Any, overload
 from .catalog import lookup
 from .config import ConfigError
 from .config.base import suggest
+from .config.capacity import capacity_order, eks_capacity_type
 from .config.model import GpuPool, StackConfig
 from .inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
 from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
@@ -33,7 +34,7 @@ def _gke_common(pool: GpuPool) -> list[Expr]:
     gpu = lookup(pool.gpu)
     assert gpu is not None and gpu.gcp is not None
     exprs = [_in("cloud.google.com/gke-accelerator", gpu.gcp.accelerator)]
-    if pool.spot:
+    if capacity_order("gke-standard", pool) == ("spot",):
         exprs.append(_in("cloud.google.com/gke-spot", "true"))
     exprs += [_in(k, v) for k, v in gke_node_labels(pool).items()]
     return exprs
@@ -44,14 +45,14 @@ def _gke_pool(pool: GpuPool) -> list[Expr]:
 
 
 def _eks_managed(pool: GpuPool) -> list[Expr]:
-    return [_in(POOL_LABEL, pool.name), _in("eks.amazonaws.com/capacityType", "SPOT" if pool.spot else "ON_DEMAND")]
+    return [_in(POOL_LABEL, pool.name), _in("eks.amazonaws.com/capacityType", eks_capacity_type(pool))]
 
 
 def _karpenter(prefix: str) -> Callable[[GpuPool], list[Expr]]:
     def exprs(pool: GpuPool) -> list[Expr]:
         gpu = lookup(pool.gpu)
         assert gpu is not None and gpu.aws is not None
-        capacity = ("spot", "on-demand") if pool.spot else ("on-demand",)
+        capacity = capacity_order("eks-karpenter", pool)
         return [
             _in("karpenter.sh/nodepool", pool.name),
             _in("karpenter.sh/capacity-type", *capacity),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -15,6 +15,7 @@ from ..config.model import ClusterConfig, GpuPool
 from ..lifecycle import keep_component_options, keep_options
 from ..names import ROLE, fit_autoname
 from . import render
+from .capacity_render import reservation_zone, reserved_launch_args
 from .network import EksVpc
 
 
@@ -56,6 +57,8 @@ class EksGpuCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         c, a = args.cluster, args.aws
 
+        self._subnet_zones: Sequence[pulumi.Input[str]] | None = None
+        """Private subnets' Availability Zones (in subnet order) when gpuplane creates the VPC."""
         if a.vpcId:
             vpc_id: pulumi.Input[str] = a.vpcId
             private: Sequence[pulumi.Input[str]] = a.privateSubnetIds
@@ -63,6 +66,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         else:
             net = EksVpc(f"{name}-network", c.name, a, opts=child)
             vpc_id, private, public = net.vpc_id, net.private_subnet_ids, net.public_subnet_ids
+            self._subnet_zones = net.private_subnet_zones
 
         key_arn: pulumi.Input[str] = a.secretsKmsKeyArn or self._secrets_key(name, c, child).arn
         auto: dict[str, Any] = {"auto_mode": {"enabled": True, "create_node_role": True}} if args.auto_mode else {}
@@ -165,8 +169,19 @@ class EksGpuCluster(pulumi.ComponentResource):
         groups = [system_group]  # add-ons are pinned to the system nodes: the provider waits for them too
         for pool in pools:
             group = render.gpu_node_group_args(c, pool)
+            zone = reservation_zone(pool)
+            subnets = private if zone is None else subnets_in_zone(private, self._subnet_zones, zone, self)
             ng = self._node_group(
-                name, c.name, pool.name, cluster, node_role, private, group, pool.diskSizeGb, group_opts
+                name,
+                c.name,
+                pool.name,
+                cluster,
+                node_role,
+                subnets,
+                group,
+                pool.diskSizeGb,
+                group_opts,
+                reserved_launch_args(pool),
             )
             groups.append(ng)
             asg = asg_name(ng)
@@ -186,14 +201,16 @@ class EksGpuCluster(pulumi.ComponentResource):
         role: str,
         cluster: eks.Cluster,
         node_role: aws.iam.Role,
-        subnets: Sequence[pulumi.Input[str]],
+        subnets: pulumi.Input[Sequence[pulumi.Input[str]]],
         group_args: dict[str, Any],
         disk_gb: int,
         opts: pulumi.ResourceOptions,
+        reserved: Mapping[str, Any] | None = None,
     ) -> eks.ManagedNodeGroup:
         lt = aws.ec2.LaunchTemplate(
             f"{name}-{role}-lt",
             **render.launch_template_args(cluster_name, role, disk_gb, str(group_args["ami_type"])),
+            **(reserved or {}),
             opts=pulumi.ResourceOptions(parent=self),
         )
         wiring: dict[str, Any] = {
@@ -222,3 +239,25 @@ def asg_name(group: eks.ManagedNodeGroup) -> pulumi.Output[str]:
 
     out: pulumi.Output[str] = group.node_group.apply(resources).apply(first_asg)
     return out
+
+
+def subnets_in_zone(
+    subnets: Any,
+    zones: Sequence[pulumi.Input[str]] | None,
+    zone: str,
+    parent: pulumi.Resource,
+) -> pulumi.Output[list[str]]:
+    """The private subnets (a list of IDs, or an Input of one) in Availability Zone `zone`: from the subnets
+    gpuplane created (their `zones` are known), else found by EC2 (`ec2:DescribeSubnets` filtered by ID
+    and zone) among the given ones."""
+    if zones is not None:
+        pairs = pulumi.Output.all(pulumi.Output.all(*subnets), pulumi.Output.all(*zones))
+        return pairs.apply(lambda v: [s for s, z in zip(v[0], v[1], strict=True) if z == zone])
+    found = aws.ec2.get_subnets_output(
+        filters=[
+            {"name": "subnet-id", "values": subnets},
+            {"name": "availability-zone", "values": [zone]},
+        ],
+        opts=pulumi.InvokeOutputOptions(parent=parent),
+    )
+    return found.ids

@@ -172,15 +172,13 @@ class Karpenter(pulumi.ComponentResource):
 
         after = pulumi.ResourceOptions(parent=self, depends_on=[crds, controller])
         role_name = node_role.name
-        for family, disk in kr.node_classes(args.classes):
-            spec = pulumi.Output.from_input(role_name).apply(
-                functools.partial(self._node_class_spec, family, disk, args)
-            )
+        for key in kr.node_classes(args.classes):
+            spec = pulumi.Output.from_input(role_name).apply(functools.partial(self._node_class_spec, key, args))
             k8s.apiextensions.CustomResource(
-                f"{name}-{kr.node_class_name(family, disk)}",
+                f"{name}-{kr.node_class_name(*key)}",
                 api_version="karpenter.k8s.aws/v1",
                 kind="EC2NodeClass",
-                metadata={"name": kr.node_class_name(family, disk)},
+                metadata={"name": kr.node_class_name(*key)},
                 spec=spec,
                 opts=after,
             )
@@ -207,8 +205,11 @@ class Karpenter(pulumi.ComponentResource):
         self.register_outputs({"node_role_name": self.node_role_name, "queue_name": self.queue_name})
 
     @staticmethod
-    def _node_class_spec(family: str, disk: int, args: KarpenterArgs, role: str) -> dict[str, Any]:
-        spec: dict[str, Any] = kr.ec2_node_class(family, disk, args.cluster.name, role, args.subnet_ids, args.settings)[
-            "spec"
-        ]
+    def _node_class_spec(key: kr.NodeClassKey, args: KarpenterArgs, role: str) -> dict[str, Any]:
+        family, disk, owner = key
+        reservation = kr.key_reservation(args.classes, key)
+        obj = kr.ec2_node_class(
+            family, disk, args.cluster.name, role, args.subnet_ids, args.settings, reservation, owner
+        )
+        spec: dict[str, Any] = obj["spec"]
         return spec

@@ -64,9 +64,12 @@ class KarpenterGpuNodePoolsArgs(TypedDict):
     component's name."""
 
 
-def node_class_spec(family: str, disk: int, settings: Any, tags: Mapping[str, str] | None, v: list[Any]) -> Any:
+def node_class_spec(
+    key: kr.NodeClassKey, reservation: Any, settings: Any, tags: Mapping[str, str] | None, v: list[Any]
+) -> Any:
     """The EC2NodeClass spec for (cluster, role, subnets) `v`, selecting by `tags` when given."""
-    spec = kr.ec2_node_class(family, disk, str(v[0]), str(v[1]), list(v[2] or []), settings)["spec"]
+    family, disk, owner = key
+    spec = kr.ec2_node_class(family, disk, str(v[0]), str(v[1]), list(v[2] or []), settings, reservation, owner)["spec"]
     if tags:
         terms = [{"tags": dict(tags)}]
         spec["securityGroupSelectorTerms"] = terms
@@ -111,14 +114,15 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
         s = cfg.karpenter
         refs = [cluster, args["node_role"], args.get("subnet_ids") or []]
         classes = []
-        for family, disk in kr.node_classes(cfg.gpuPools):
-            spec = lift(refs, functools.partial(node_class_spec, family, disk, s, args.get("discovery_tags")))
+        for key in kr.node_classes(cfg.gpuPools):
+            reservation = kr.key_reservation(cfg.gpuPools, key)
+            spec = lift(refs, functools.partial(node_class_spec, key, reservation, s, args.get("discovery_tags")))
             classes.append(
                 k8s.apiextensions.CustomResource(
-                    f"{name}-{kr.node_class_name(family, disk)}",
+                    f"{name}-{kr.node_class_name(*key)}",
                     api_version="karpenter.k8s.aws/v1",
                     kind="EC2NodeClass",
-                    metadata={"name": kr.node_class_name(family, disk)},
+                    metadata={"name": kr.node_class_name(*key)},
                     spec=spec,
                     opts=child,
                 )

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..catalog import NODE_IMAGES, lookup
+from ..config.capacity import Reservation, capacity_order
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..nodes import pool_labels, pool_taints
@@ -90,10 +91,13 @@ def controller_values(cluster: ClusterConfig, queue_name: str) -> dict[str, Any]
         # Always on, so adding or removing a sharing class changes no controller setting (no restart);
         # without NodeOverlay objects the gate changes nothing (kubernetes-sigs/karpenter
         # pkg/controllers/nodeoverlay: it only rewrites instance types that an overlay selects).
+        # reservedCapacity (beta, on by default in 1.14: charts/karpenter values.yaml) makes Karpenter
+        # launch into the EC2NodeClasses' capacity reservations (`reserved` capacity); set explicitly so
+        # a chart default flip cannot silently turn reserved GPU classes into on-demand ones.
         "settings": {
             "clusterName": cluster.name,
             "interruptionQueue": queue_name,
-            "featureGates": {"nodeOverlay": True},
+            "featureGates": {"nodeOverlay": True, "reservedCapacity": True},
         },
         "serviceAccount": {"name": SERVICE_ACCOUNT},
         "replicas": 2 if cluster.systemPool.minNodes >= 2 else 1,
@@ -104,32 +108,64 @@ def controller_values(cluster: ClusterConfig, queue_name: str) -> dict[str, Any]
     }
 
 
-def node_class_key(pool: GpuPool) -> tuple[str, int]:
-    """GPU classes share an EC2NodeClass when they share the image family and the disk size."""
-    return NODE_IMAGES[pool.amiType].karpenter_alias, pool.diskSizeGb
+NodeClassKey = tuple[str, int, str]
+"""(image family, disk GB, owning class): the owner is set only for a class with its own reservations."""
 
 
-def node_classes(pools: Sequence[GpuPool]) -> list[tuple[str, int]]:
-    """The distinct (image family, disk GB) of the classes, in class order."""
+def pool_reservation(pool: GpuPool) -> Reservation | None:
+    """The reservation a class consumes (`reserved` in its capacity), else None."""
+    return pool.reservation if "reserved" in capacity_order("eks-karpenter", pool) else None
+
+
+def node_class_key(pool: GpuPool) -> NodeClassKey:
+    """GPU classes share an EC2NodeClass when they share the image family and the disk size; a class
+    with reservations gets its own (capacityReservationSelectorTerms are per EC2NodeClass)."""
+    owner = pool.name if pool_reservation(pool) is not None else ""
+    return NODE_IMAGES[pool.amiType].karpenter_alias, pool.diskSizeGb, owner
+
+
+def node_classes(pools: Sequence[GpuPool]) -> list[NodeClassKey]:
+    """The distinct (image family, disk GB, owner) of the classes, in class order."""
     return list(dict.fromkeys(node_class_key(p) for p in pools))
 
 
-def node_class_name(family: str, disk_gb: int) -> str:
-    return f"gpu-{family}-{disk_gb}g"
+def node_class_name(family: str, disk_gb: int, owner: str = "") -> str:
+    return f"gpu-{family}-{disk_gb}g" + (f"-{owner}" if owner else "")
+
+
+def key_reservation(pools: Sequence[GpuPool], key: NodeClassKey) -> Reservation | None:
+    """The reservation of the class that owns the EC2NodeClass `key` (None for shared ones)."""
+    return next((pool_reservation(p) for p in pools if key[2] and p.name == key[2]), None)
+
+
+def reservation_terms(r: Reservation) -> list[dict[str, Any]]:
+    """`capacityReservationSelectorTerms`: one term per ID, or one tag term. A term's `id` excludes
+    every other field (EC2NodeClass CEL, karpenter.k8s.aws_ec2nodeclasses.yaml); terms are ORed."""
+    return [{"id": i} for i in r.ids] or [{"tags": dict(r.tags)}]
 
 
 def ec2_node_class(
-    family: str, disk_gb: int, cluster: str, node_role: str, subnet_ids: Sequence[str], karpenter: KarpenterConfig
+    family: str,
+    disk_gb: int,
+    cluster: str,
+    node_role: str,
+    subnet_ids: Sequence[str],
+    karpenter: KarpenterConfig,
+    reservation: Reservation | None = None,
+    owner: str = "",
 ) -> dict[str, Any]:
-    """One EC2NodeClass per image family and disk size: AMI alias, the cluster's subnets and security
-    group, IMDSv2 required, an encrypted gp3 volume for container images sized for CUDA images."""
+    """One EC2NodeClass per image family and disk size (and per class with reservations): AMI alias, the
+    cluster's subnets and security group, IMDSv2 required, an encrypted gp3 volume for container images
+    sized for CUDA images, and the class's capacity reservations."""
     image = next(i for i in NODE_IMAGES.values() if i.karpenter_alias == family and i.driver)
     subnets: list[dict[str, Any]] = [{"id": s} for s in subnet_ids] or [{"tags": {"karpenter.sh/discovery": cluster}}]
+    reserved = {"capacityReservationSelectorTerms": reservation_terms(reservation)} if reservation else {}
     return {
         "apiVersion": "karpenter.k8s.aws/v1",
         "kind": "EC2NodeClass",
-        "metadata": {"name": node_class_name(family, disk_gb)},
+        "metadata": {"name": node_class_name(family, disk_gb, owner)},
         "spec": {
+            **reserved,
             "role": node_role,
             "amiSelectorTerms": [{"alias": f"{family}@{karpenter.amiVersion}"}],
             "subnetSelectorTerms": subnets,
@@ -159,8 +195,25 @@ def ec2_node_class(
 
 
 def capacity_types(pool: GpuPool) -> list[str]:
-    """Spot classes allow both (Karpenter prefers spot and falls back to on-demand); others on-demand."""
-    return ["spot", "on-demand"] if pool.spot else ["on-demand"]
+    """The class's capacity order (`capacity`); unset, spot classes allow both (Karpenter prefers spot and
+    falls back to on-demand) and others on-demand. Karpenter itself launches reserved first, then spot,
+    then on-demand (config validation keeps the order consistent with that)."""
+    return list(capacity_order("eks-karpenter", pool))
+
+
+CAPACITY_BLOCK_LABEL = "karpenter.k8s.aws/capacity-reservation-type"
+"""Karpenter's label on reserved nodes: `default` (ODCR) or `capacity-block` (aws/karpenter-provider-aws
+pkg/apis/v1/labels.go, ec2nodeclass_status.go `CapacityReservationType`)."""
+
+
+def reservation_requirements(pool: GpuPool) -> list[dict[str, Any]]:
+    """A class that runs only on Capacity Blocks also requires the label, so Karpenter never takes an
+    ODCR the selector happens to match. With a fallback (spot, on-demand) the requirement would exclude
+    the fallback nodes, which carry no reservation labels, so it is left out."""
+    r = pool_reservation(pool)
+    if r is None or r.type != "capacity-block" or capacity_types(pool) != ["reserved"]:
+        return []
+    return [{"key": CAPACITY_BLOCK_LABEL, "operator": "In", "values": ["capacity-block"]}]
 
 
 def instance_families(pool: GpuPool) -> list[str]:
@@ -187,6 +240,7 @@ def gpu_node_pool(
         {"key": f"{label_prefix}/instance-family", "operator": "In", "values": instance_families(pool)},
         {"key": f"{label_prefix}/instance-gpu-count", "operator": "In", "values": [str(pool.gpusPerNode)]},
         {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+        *reservation_requirements(pool),
     ]
     if pool.instanceTypes:
         requirements.append(

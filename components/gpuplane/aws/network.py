@@ -17,6 +17,8 @@ class EksVpc(pulumi.ComponentResource):
 
     vpc_id: pulumi.Output[str]
     private_subnet_ids: list[pulumi.Output[str]]
+    private_subnet_zones: list[pulumi.Output[str]]
+    """Availability Zone of each private subnet (same order)."""
     public_subnet_ids: list[pulumi.Output[str]]
 
     def __init__(self, name: str, cluster: str, aws_cfg: AwsConfig, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -99,6 +101,7 @@ class EksVpc(pulumi.ComponentResource):
 
         self.vpc_id = vpc.id
         self.private_subnet_ids = [s.id for s in private]
+        self.private_subnet_zones = [s.availability_zone for s in private]
         self.public_subnet_ids = [s.id for s in public]
         self.register_outputs(
             {

@@ -12,6 +12,8 @@ from ..argcheck import check, pool_config, require
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..placement import gpu_nodes
 from . import render
+from .capacity_render import reservation_zone, reserved_launch_args
+from .cluster import subnets_in_zone
 
 PLACEHOLDER_REGION = "us-east-1"
 """AWS pool checks do not depend on the region; the model needs one."""
@@ -85,12 +87,17 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             lt = aws.ec2.LaunchTemplate(
                 f"{name}-{pool.name}-lt",
                 **render.launch_template_args(label, pool.name, pool.diskSizeGb, str(group_args["ami_type"])),
+                **reserved_launch_args(pool),
                 opts=child,
             )
+            zone = reservation_zone(pool)
+            subnets = args["subnet_ids"]
+            if zone is not None:  # a reservation lives in one AZ: only its subnets
+                subnets = subnets_in_zone(subnets, None, zone, self)
             wiring: dict[str, Any] = {
                 "cluster_name": cluster,
                 "node_role_arn": args["node_role_arn"],
-                "subnet_ids": args["subnet_ids"],
+                "subnet_ids": subnets,
                 "launch_template": {"id": lt.id, "version": lt.latest_version.apply(str)},
             }
             if args.get("kubernetes_version"):

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..catalog import NODE_IMAGES, lookup
+from ..config.capacity import eks_capacity_type
 from ..config.model import ClusterConfig, GpuPool
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import advertised, operator_node_labels
@@ -199,7 +200,7 @@ def gpu_node_group_args(cluster: ClusterConfig, pool: GpuPool) -> dict[str, Any]
     return {
         "node_group_name": f"{cluster.name}-{pool.name}",
         "ami_type": pool.amiType,
-        "capacity_type": "SPOT" if pool.spot else "ON_DEMAND",
+        "capacity_type": eks_capacity_type(pool),
         "instance_types": instance_types(pool),
         "scaling_config": {"min_size": pool.minNodes, "max_size": pool.maxNodes, "desired_size": pool.minNodes},
         "labels": gpu_node_labels(cluster, pool),

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..catalog import DEFAULT_GPU_IMAGE, GPUS, NODE_IMAGES, PLATFORMS, Platform, gpus_on, lookup, operator_components
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
 from .base import context_value, shaped, suggest, valid_labels
+from .capacity import MAX_RUN_SECONDS, CapacityType, Reservation, duration_seconds
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
@@ -133,6 +134,40 @@ class GpuPool(_Model):
     """Extra node labels."""
     taints: list[Taint] = Field(default_factory=list)
     """Extra taints beyond the `nvidia.com/gpu` (and spot) taints gpuplane always sets."""
+    capacity: list[CapacityType] | None = Field(default=None, min_length=1)
+    """Capacity types in preference order, e.g. `[reserved, spot, on-demand]` (see docs/scarce-gpus.md):
+    `reserved`, `spot`, `on-demand`, and on GKE `flex-start` and `queued` (Dynamic Workload Scheduler).
+    Unset: `spot` decides, as before. With both set, `spot` must agree (spot is in the list)."""
+    reservation: Reservation | None = None
+    """The reservation `reserved` capacity consumes (AWS ODCR / Capacity Block, GCP reservation)."""
+    maxRunDuration: str | None = Field(default=None, pattern=r"^[0-9]+(s|m|h|d)$")
+    """GKE flex-start / queued nodes: how long each node may run (at most 7d; GKE's default is 7d)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spot_from_capacity(cls, data: object) -> object:
+        """With `capacity` given and `spot` not, `spot` says whether spot is in the order."""
+        if isinstance(data, dict) and isinstance(data.get("capacity"), list) and "spot" not in data:
+            return {**data, "spot": "spot" in data["capacity"]}
+        return data
+
+    @field_validator("capacity")
+    @classmethod
+    def _agrees_with_spot(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        spot = info.data.get("spot")
+        if v is not None and spot is not None and spot != ("spot" in v):
+            said = "spot: true asks for spot" if spot else "spot: false refuses spot"
+            raise ValueError(
+                f"{said}, but capacity {v} {'lacks' if spot else 'has'} it; drop spot (capacity replaces it)"
+            )
+        return v
+
+    @field_validator("maxRunDuration")
+    @classmethod
+    def _at_most_a_week(cls, v: str | None) -> str | None:
+        if v is not None and not 0 < duration_seconds(v) <= MAX_RUN_SECONDS:
+            raise ValueError("must be between 1s and 7d (flex-start nodes run at most seven days)")
+        return v
 
     @field_validator("machineType", "diskSizeGb", "diskType", "driverVersion", "minNodes")
     @classmethod

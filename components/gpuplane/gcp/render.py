@@ -19,6 +19,7 @@ from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import gke_accelerator_sharing
+from .capacity_render import pool_capacity
 from .network import endpoint_args, pool_network_args
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
@@ -203,7 +204,7 @@ def gpu_pool_args(
         }
     )
     zones = pool_zones(pool, gcp)
-    return {
+    args = {
         "name": pool.name,
         "project": gcp.project,
         "location": gcp.region,
@@ -220,6 +221,7 @@ def gpu_pool_args(
         **(pool_network_args(gcp) if own_cluster else {}),
         "node_config": node_config,
     }
+    return pool_capacity(pool, args)
 
 
 def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
