@@ -26,6 +26,7 @@ from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
 from ..nvidia import dcgm, operator
 from ..placement import gpu_nodes
+from ..kueue.stack import kueue_queues
 from ..smoke import smoke_tests
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
@@ -101,6 +102,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
         self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
         smoke_tests(name, cfg, [self.exporter], on_k8s)
+        kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         self.register_outputs(dict(self.outputs))
 

@@ -19,6 +19,7 @@ from ..config.model import ClusterConfig, StackConfig
 from ..lifecycle import keep_options
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import monitoring_outputs
+from ..kueue.stack import kueue_queues
 from ..smoke import smoke_tests
 from . import render
 from .access import kube_access, node_service_account
@@ -98,7 +99,9 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster, *nat])
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
-        smoke_tests(name, cfg, [], pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider}))
+        on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider})
+        smoke_tests(name, cfg, [], on_k8s)
+        kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
         self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig, **self.outputs})
 

@@ -17,6 +17,7 @@ from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
 from ..nvidia import dcgm
 from ..placement import gpu_nodes
+from ..kueue.stack import kueue_queues
 from ..smoke import smoke_tests
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
@@ -98,6 +99,7 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             [self.exporter],
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
+        kueue_queues(name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}))
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         self.register_outputs(dict(self.outputs))
 
