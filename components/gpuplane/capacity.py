@@ -99,6 +99,11 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
     """The `capacity` stack output: rows, totals, and where the prices come from."""
     rows = capacity(cfg)
     priced = [r for r in rows if r.usd_per_hour_at_max is not None]
+    queues: dict[str, Any] = {}
+    if cfg.queues is not None:
+        from .kueue.stack import quota_rows
+
+        queues = {"queues": quota_rows(cfg)}
     return {
         "rows": [asdict(r) for r in rows],
         "totals": {
@@ -113,6 +118,7 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
             + f"; spot rows at {cfg.prices.spotFraction or SPOT_FRACTION[cfg.platform_spec.cloud]:g} x on-demand"
         ),
         "unpriced": sorted({r.machine for r in rows if r.usd_per_hour_at_max is None}),
+        **queues,
     }
 
 

@@ -69,6 +69,12 @@ def cmd_placement(args: argparse.Namespace) -> int:
     from .plan import load
 
     cfg = parse_flat(load(args.stack).flat_config())
+    if args.queue:
+        from .kueue.placement import queued_placement
+
+        fragment = queued_placement(cfg, args.pool, args.gpus, args.queue, args.pod_group, args.group_size)
+        print(yaml.safe_dump(fragment, sort_keys=False).rstrip())
+        return 0
     print(yaml.safe_dump(placement(cfg, args.pool, args.gpus), sort_keys=False).rstrip())
     return 0
 
@@ -82,6 +88,10 @@ def cmd_capacity(args: argparse.Namespace) -> int:
 
     cfg = parse_flat(load(args.stack).flat_config())
     print(json.dumps(summary(cfg), indent=2) if args.json else table(summary(cfg)))
+    if cfg.queues is not None and not args.json:
+        from .kueue.stack import quota_table
+
+        print("\n" + quota_table(cfg))
     return 0
 
 
@@ -188,6 +198,9 @@ def parser() -> argparse.ArgumentParser:
     pc.add_argument("stack")
     pc.add_argument("pool")
     pc.add_argument("--gpus", type=int, default=1, help="GPUs (or MIG slices / shared GPUs) to request")
+    pc.add_argument("--queue", metavar="TEAM", help="submit through TEAM's Kueue queue (gpuplane:queues)")
+    pc.add_argument("--pod-group", metavar="NAME", help="with --queue: plain pods admitted together as gang NAME")
+    pc.add_argument("--group-size", type=int, metavar="N", help="with --pod-group: the gang's number of pods")
     pc.set_defaults(func=cmd_placement)
     cp = sub.add_parser("capacity", help="GPUs, slots, idle floor and estimated $/h per region and pool")
     cp.add_argument("stack")
