@@ -392,6 +392,18 @@ CONFIG_ERRORS = [
 ]
 
 
+def test_config_refuses_a_pool_with_more_taints_than_a_flavor_holds() -> None:
+    from gpuplane.config import ConfigError
+
+    pools = load_stack_config("aws-managed")["gpuplane:gpuPools"]
+    pools = [{**pools[0], "taints": [{"key": f"t{i}"} for i in range(8)]}, *pools[1:]]
+    with pytest.raises(ConfigError) as info:
+        parse_flat(stack_with("aws-managed", gpuPools=pools, queues=over_quota() | {"overcommit": True}).flat_config())
+    assert info.value.problems == [
+        ("gpuplane:queues", f"pools ['{pools[0]['name']}'] have more taints than a Kueue ResourceFlavor holds (8, with gpuplane's)")
+    ]
+
+
 @pytest.mark.parametrize(("base", "queues", "key", "message"), CONFIG_ERRORS, ids=[c[2] + ":" + c[3][:20] for c in CONFIG_ERRORS])
 def test_config_error(base: str, queues: dict[str, Any], key: str, message: str) -> None:
     from gpuplane.config import ConfigError

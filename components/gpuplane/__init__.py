@@ -47,6 +47,8 @@ _EXPORTS = {
     "DcgmExporterArgs": "gpuplane.nvidia.dcgm",
     "GpuMonitoring": "gpuplane.monitoring.stack",
     "GpuMonitoringArgs": "gpuplane.monitoring.stack",
+    "KueueQueues": "gpuplane.kueue",
+    "KueueQueuesArgs": "gpuplane.kueue",
 }
 
 # `placement` is both a module and its main function: bind the function eagerly, or the first import of

@@ -366,6 +366,11 @@ class StackConfig(_Model):
 
         pools = {p.name: p for p in info.data.get("gpuPools") or []}
         cloud = _cloud(info) or "gcp"
+        from ..nodes import pool_taints
+
+        crowded = [n for n, p in pools.items() if len(pool_taints(cloud, p)) + (n in v.queuedProvisioning) > 8]
+        if crowded:
+            raise ValueError(f"pools {crowded} have more taints than a Kueue ResourceFlavor holds (8, with gpuplane's)")
         over = over_ceilings(v, {n: ceiling(p) for n, p in pools.items()})
         if over and not v.overcommit:
             text = "; ".join(f"{n}: {s} > {c} {resource_of(pools[n], cloud)}" for n, (s, c) in over.items())
