@@ -139,10 +139,19 @@ def test_every_kueue_object_validates_against_its_crd_with_cel(cloud: str, plans
 @pytest.mark.parametrize(
     ("kind", "change", "message"),
     [
-        ("ClusterQueue", lambda s: s["resourceGroups"][0]["flavors"][0]["resources"].append(
-            {"name": "cpu", "nominalQuota": 1}), "same number of resources"),
-        ("ClusterQueue", lambda s: (s.pop("cohortName"), s["resourceGroups"][0]["flavors"][0]["resources"][0].update(
-            {"borrowingLimit": 1})), "borrowingLimit must be nil when cohort is empty"),
+        (
+            "ClusterQueue",
+            lambda s: s["resourceGroups"][0]["flavors"][0]["resources"].append({"name": "cpu", "nominalQuota": 1}),
+            "same number of resources",
+        ),
+        (
+            "ClusterQueue",
+            lambda s: (
+                s.pop("cohortName"),
+                s["resourceGroups"][0]["flavors"][0]["resources"][0].update({"borrowingLimit": 1}),
+            ),
+            "borrowingLimit must be nil when cohort is empty",
+        ),
         ("ResourceFlavor", lambda s: s["nodeTaints"].append({"key": "x", "effect": "Sometimes"}), "supported taint"),
         ("Topology", lambda s: s["levels"].reverse(), "kubernetes.io/hostname label can only be used at the lowest"),
     ],
@@ -158,7 +167,9 @@ def test_cel_rules_catch_a_broken_object(kind: str, change: Callable[[dict[str, 
 
     ref = need_reference()
     pytest.importorskip("cel")
-    obj = copy.deepcopy(next(o for o in objects(kueue_args(parse_flat(gcp_queued().flat_config()))) if o["kind"] == kind))
+    obj = copy.deepcopy(
+        next(o for o in objects(kueue_args(parse_flat(gcp_queued().flat_config()))) if o["kind"] == kind)
+    )
     change(obj["spec"])
     failures, _, _ = cel_results(obj, crd_schema(ref, obj["apiVersion"], obj["kind"]))
     assert any(message in f for f in failures), failures
@@ -297,7 +308,10 @@ def test_pin_matches_the_chart() -> None:
 def test_dws_admission_check_applies_to_the_queued_pool_only(plans: dict[str, Plan]) -> None:
     plan = plans["gcp"]
     (prc,) = kueue_objects(plan, "ProvisioningRequestConfig")
-    assert prc["spec"] == {"provisioningClassName": "queued-provisioning.gke.io", "managedResources": ["nvidia.com/gpu"]}
+    assert prc["spec"] == {
+        "provisioningClassName": "queued-provisioning.gke.io",
+        "managedResources": ["nvidia.com/gpu"],
+    }
     (check,) = kueue_objects(plan, "AdmissionCheck")
     assert check["spec"]["controllerName"] == "kueue.x-k8s.io/provisioning-request"
     for cq in kueue_objects(plan, "ClusterQueue"):
@@ -347,7 +361,10 @@ def test_cli_placement_with_queue_and_pod_group(tmp_path: Path, capsys: pytest.C
     from gpuplane.cli import main
 
     stack = write_stack(gcp_queued(), tmp_path)
-    assert main(["placement", stack, "a3", "--gpus", "8", "--queue", "prod", "--pod-group", "llm", "--group-size", "4"]) == 0
+    assert (
+        main(["placement", stack, "a3", "--gpus", "8", "--queue", "prod", "--pod-group", "llm", "--group-size", "4"])
+        == 0
+    )
     out = yaml.safe_load(capsys.readouterr().out)
     assert out["metadata"] == {
         "namespace": "serving",
@@ -374,21 +391,53 @@ def test_cli_capacity_shows_each_teams_quota_against_the_ceiling(
 # --- One test per error message ----------------------------------------------------------------------------
 
 CONFIG_ERRORS = [
-    ("gcp-standard", {"teams": [{"name": "a", "quota": {"trainng": 1}}]}, "gpuplane:queues.teams[0].quota",
-     "no GPU pool named 'trainng' (did you mean 'training'?)"),
-    ("gcp-standard", {"teams": [{"name": "a", "quota": {"training": -1}}]}, "gpuplane:queues.teams[0].quota",
-     "quotas must be >= 0 (negative: training)"),
-    ("gcp-standard", {"teams": [{"name": "a", "quota": {"training": 1}}, {"name": "a", "quota": {"training": 1}}]},
-     "gpuplane:queues.teams", "team names must be unique (repeated: a)"),
-    ("gcp-standard", {"teams": [{"name": "a", "namespace": "x", "quota": {"training": 1}},
-                                {"name": "b", "namespace": "x", "quota": {"training": 1}}]},
-     "gpuplane:queues.teams", "namespaces must be unique (repeated: x)"),
-    ("aws-karpenter", {"queuedProvisioning": ["training"], "teams": [{"name": "a", "quota": {"training": 1}}]},
-     "gpuplane:queues.queuedProvisioning", "queued provisioning is a GKE feature"),
-    ("gcp-standard", {"queuedProvisioning": ["a100"], "teams": [{"name": "a", "quota": {"training": 1}}]},
-     "gpuplane:queues.queuedProvisioning", "no GPU pool named 'a100'"),
-    ("gcp-fleet", {"teams": [{"name": "a", "quota": {"training": 1}}]}, "gpuplane:queues",
-     "not supported with a fleet yet"),
+    (
+        "gcp-standard",
+        {"teams": [{"name": "a", "quota": {"trainng": 1}}]},
+        "gpuplane:queues.teams[0].quota",
+        "no GPU pool named 'trainng' (did you mean 'training'?)",
+    ),
+    (
+        "gcp-standard",
+        {"teams": [{"name": "a", "quota": {"training": -1}}]},
+        "gpuplane:queues.teams[0].quota",
+        "quotas must be >= 0 (negative: training)",
+    ),
+    (
+        "gcp-standard",
+        {"teams": [{"name": "a", "quota": {"training": 1}}, {"name": "a", "quota": {"training": 1}}]},
+        "gpuplane:queues.teams",
+        "team names must be unique (repeated: a)",
+    ),
+    (
+        "gcp-standard",
+        {
+            "teams": [
+                {"name": "a", "namespace": "x", "quota": {"training": 1}},
+                {"name": "b", "namespace": "x", "quota": {"training": 1}},
+            ]
+        },
+        "gpuplane:queues.teams",
+        "namespaces must be unique (repeated: x)",
+    ),
+    (
+        "aws-karpenter",
+        {"queuedProvisioning": ["training"], "teams": [{"name": "a", "quota": {"training": 1}}]},
+        "gpuplane:queues.queuedProvisioning",
+        "queued provisioning is a GKE feature",
+    ),
+    (
+        "gcp-standard",
+        {"queuedProvisioning": ["a100"], "teams": [{"name": "a", "quota": {"training": 1}}]},
+        "gpuplane:queues.queuedProvisioning",
+        "no GPU pool named 'a100'",
+    ),
+    (
+        "gcp-fleet",
+        {"teams": [{"name": "a", "quota": {"training": 1}}]},
+        "gpuplane:queues",
+        "not supported with a fleet yet",
+    ),
 ]
 
 
@@ -400,11 +449,16 @@ def test_config_refuses_a_pool_with_more_taints_than_a_flavor_holds() -> None:
     with pytest.raises(ConfigError) as info:
         parse_flat(stack_with("aws-managed", gpuPools=pools, queues=over_quota() | {"overcommit": True}).flat_config())
     assert info.value.problems == [
-        ("gpuplane:queues", f"pools ['{pools[0]['name']}'] have more taints than a Kueue ResourceFlavor holds (8, with gpuplane's)")
+        (
+            "gpuplane:queues",
+            f"pools ['{pools[0]['name']}'] have more taints than a Kueue ResourceFlavor holds (8, with gpuplane's)",
+        )
     ]
 
 
-@pytest.mark.parametrize(("base", "queues", "key", "message"), CONFIG_ERRORS, ids=[c[2] + ":" + c[3][:20] for c in CONFIG_ERRORS])
+@pytest.mark.parametrize(
+    ("base", "queues", "key", "message"), CONFIG_ERRORS, ids=[c[2] + ":" + c[3][:20] for c in CONFIG_ERRORS]
+)
 def test_config_error(base: str, queues: dict[str, Any], key: str, message: str) -> None:
     from gpuplane.config import ConfigError
 
@@ -428,7 +482,11 @@ ARG_ERRORS = [
     ({"teams": [{"name": "a", "quota": {"gpu": 1}}]}, "teams[0].quota", "no pool ['gpu'] in gpu_nodes"),
     ({"queued_provisioning": ["x"]}, "queued_provisioning", "no pool ['x'] in gpu_nodes"),
     ({"topology": {"name": "t", "levels": ["a"], "pools": ["x"]}}, "topology.pools", "no pool ['x'] in gpu_nodes"),
-    ({"teams": [{"name": "a", "quota": {"training": 17}}]}, "teams", "quotas sum past the pools' ceilings (training: 17 > 16)"),
+    (
+        {"teams": [{"name": "a", "quota": {"training": 17}}]},
+        "teams",
+        "quotas sum past the pools' ceilings (training: 17 > 16)",
+    ),
 ]
 
 
@@ -463,11 +521,12 @@ def test_placement_errors_for_queues() -> None:
         (lambda: queued_placement(cfg, "inference", 1, "research"), "team 'research' has no quota on pool 'inference'"),
         (lambda: queued_placement(cfg, "training", 1, "prod", "g", None), "give both a pod group name and its size"),
         (lambda: queued_placement(cfg, "training", 1, "prod", "g", 0), "a pod group has at least 1 pod, not 0"),
-        (lambda: queued_placement(parse_flat(stack_with("aws-karpenter").flat_config()), "training", 1, "prod"),
-         "this stack has no gpuplane:queues"),
+        (
+            lambda: queued_placement(parse_flat(stack_with("aws-karpenter").flat_config()), "training", 1, "prod"),
+            "this stack has no gpuplane:queues",
+        ),
     ]
     for call, message in cases:
         with pytest.raises(ConfigError) as info:
             call()
         assert message in str(info.value.problems), info.value.problems
-

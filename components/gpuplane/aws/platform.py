@@ -20,13 +20,13 @@ from ..catalog.platforms import Source
 from ..config.model import StackConfig
 from ..inputs import AmiType, ExporterHost, GpuNodes
 from ..kube import custom_resource
+from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
 from ..nvidia import dcgm, operator
 from ..placement import gpu_nodes
-from ..kueue.stack import kueue_queues
 from ..smoke import smoke_tests
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler

@@ -46,9 +46,7 @@ TOPOLOGY: Mapping[str, TopologyLabels] = MappingProxyType(
                 "cloud.google.com/gce-topology-host",
                 "kubernetes.io/hostname",
             ),
-            machines=frozenset(
-                {"a4x-highgpu-4g", "a4-highgpu-8g", "a3-ultragpu-8g", "a3-megagpu-8g", "a3-highgpu-8g"}
-            ),
+            machines=frozenset({"a4x-highgpu-4g", "a4-highgpu-8g", "a3-ultragpu-8g", "a3-megagpu-8g", "a3-highgpu-8g"}),
             spot=False,
         ),
         "aws": TopologyLabels(

@@ -87,7 +87,9 @@ class QueuesConfig(Model):
     @classmethod
     def _queued_pools(cls, v: list[str], info: ValidationInfo) -> list[str]:
         if v and context_value(info, "cloud") not in (None, "gcp"):
-            raise ValueError("queued provisioning is a GKE feature (ProvisioningRequest class queued-provisioning.gke.io)")
+            raise ValueError(
+                "queued provisioning is a GKE feature (ProvisioningRequest class queued-provisioning.gke.io)"
+            )
         bad = _unknown_pools(v, info)
         if bad:
             raise ValueError(_pool_message(bad, info))

@@ -16,10 +16,10 @@ import pulumi_kubernetes as k8s
 
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
+from ..kueue.stack import kueue_queues
 from ..lifecycle import keep_options
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import monitoring_outputs
-from ..kueue.stack import kueue_queues
 from ..smoke import smoke_tests
 from . import render
 from .access import kube_access, node_service_account

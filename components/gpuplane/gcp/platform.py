@@ -11,13 +11,13 @@ import pulumi_gcp as gcp
 
 from ..config.model import StackConfig
 from ..inputs import ExporterHost
+from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
 from ..nvidia import dcgm
 from ..placement import gpu_nodes
-from ..kueue.stack import kueue_queues
 from ..smoke import smoke_tests
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
@@ -99,7 +99,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             [self.exporter],
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
-        kueue_queues(name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}))
+        kueue_queues(
+            name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
+        )
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         self.register_outputs(dict(self.outputs))
 

@@ -119,7 +119,9 @@ def needs(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [("ProvisioningRequestConfig", spec["parameters"]["name"])]
     if kind == "ClusterQueue":
         flavors = [("ResourceFlavor", f["name"]) for g in spec["resourceGroups"] for f in g["flavors"]]
-        checks = [("AdmissionCheck", c["name"]) for c in spec.get("admissionChecksStrategy", {}).get("admissionChecks", [])]
+        checks = [
+            ("AdmissionCheck", c["name"]) for c in spec.get("admissionChecksStrategy", {}).get("admissionChecks", [])
+        ]
         return flavors + checks
     if kind == "LocalQueue":
         return [("ClusterQueue", spec["clusterQueue"]), ("Namespace", obj["metadata"]["namespace"])]

@@ -95,7 +95,10 @@ def provisioning_objects(resources: Sequence[str]) -> list[dict[str, Any]]:
         "spec": {"provisioningClassName": QUEUED_CLASS, "managedResources": sorted(set(resources))},
     }
     parameters = {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": DWS_CHECK}
-    check = {**meta("AdmissionCheck", DWS_CHECK), "spec": {"controllerName": PROVISIONING_CONTROLLER, "parameters": parameters}}
+    check = {
+        **meta("AdmissionCheck", DWS_CHECK),
+        "spec": {"controllerName": PROVISIONING_CONTROLLER, "parameters": parameters},
+    }
     return [config, check]
 
 
@@ -215,5 +218,7 @@ def chart_values(
         manager["tolerations"] = [dict(t) for t in tolerations]
     return {
         "controllerManager": {**manager, "manager": {"image": dict(IMAGE)}},
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(pods_ready_timeout), sort_keys=False)},
+        "managerConfig": {
+            "controllerManagerConfigYaml": yaml.safe_dump(manager_config(pods_ready_timeout), sort_keys=False)
+        },
     }

@@ -110,7 +110,13 @@ def quota_rows(cfg: StackConfig) -> list[dict[str, Any]]:
         for t in q.teams:
             if p.name in t.quota:
                 rows.append(
-                    {"pool": p.name, "team": t.name, "quota": t.quota[p.name], "ceiling": top, "resource": nodes[p.name]["resource"]}
+                    {
+                        "pool": p.name,
+                        "team": t.name,
+                        "quota": t.quota[p.name],
+                        "ceiling": top,
+                        "resource": nodes[p.name]["resource"],
+                    }
                 )
     return rows
 
