@@ -530,3 +530,25 @@ def test_placement_errors_for_queues() -> None:
         with pytest.raises(ConfigError) as info:
             call()
         assert message in str(info.value.problems), info.value.problems
+
+
+def test_fixed_pool_that_keeps_its_nodes_gets_the_eks_topology() -> None:
+    """On managed node groups a p4d pool with minNodes = maxNodes keeps its nodes, which carry EKS's
+    network-node-layer labels: its flavor references the Topology; the same pool scaling from zero, or
+    with `topology: false`, does not."""
+    from gpuplane.kueue.component import objects
+    from gpuplane.kueue.stack import kueue_args
+
+    def flavors(min_nodes: int, topology: bool = True) -> dict[str, Any]:
+        pools = load_stack_config("aws-managed")["gpuplane:gpuPools"]
+        pools = [p | {"minNodes": min_nodes} if p["name"] == "training" else p for p in pools]
+        queues = {"topology": topology, "teams": [{"name": "a", "quota": {"training": 16}}]}
+        cfg = parse_flat(stack_with("aws-managed", gpuPools=pools, queues=queues).flat_config())
+        objs = objects(kueue_args(cfg))
+        return {o["metadata"]["name"]: o for o in objs if o["kind"] in ("ResourceFlavor", "Topology")}
+
+    static = flavors(2)
+    assert static["training"]["spec"]["topologyName"] == "aws-network" and "aws-network" in static
+    assert "topologyName" not in static["inference"]["spec"]
+    assert "aws-network" not in flavors(0) and "topologyName" not in flavors(0)["training"]["spec"]
+    assert "aws-network" not in flavors(2, topology=False)

@@ -56,7 +56,9 @@ def queued(nodes: GpuNodes) -> GpuNodes:
     taints = list(nodes["taints"])
     if all(t["key"] != QUEUED_TAINT["key"] for t in taints):
         taints.append(QUEUED_TAINT)
-    return GpuNodes(**{**nodes, "taints": taints})  # type: ignore[typeddict-item]
+    out = GpuNodes(**nodes)
+    out["taints"] = taints
+    return out
 
 
 def selecting_labels(nodes: GpuNodes) -> dict[str, str]:

@@ -57,7 +57,7 @@ def topology(cfg: StackConfig) -> KueueTopologyArgs | None:
         return None
     cloud = cfg.platform_spec.cloud
     found = None
-    pools = []
+    pools: list[str] = []
     for p in cfg.gpuPools:
         topo = labelled(cloud, machines(cfg, p), p.spot)
         if topo is not None and keeps_nodes(cfg, p, q):
@@ -74,10 +74,12 @@ def stack_gpu_nodes(cfg: StackConfig) -> list[GpuNodes]:
 def kueue_args(cfg: StackConfig) -> KueueQueuesArgs:
     q = cfg.queues
     assert q is not None
-    teams = [
-        KueueTeamArgs(name=t.name, quota=dict(t.quota), **({"namespace": t.namespace} if t.namespace else {}))
-        for t in q.teams
-    ]
+    teams = []
+    for t in q.teams:
+        team = KueueTeamArgs(name=t.name, quota=dict(t.quota))
+        if t.namespace:
+            team["namespace"] = t.namespace
+        teams.append(team)
     system = cfg.platform_spec.system_pods
     args = KueueQueuesArgs(
         gpu_nodes=stack_gpu_nodes(cfg),
