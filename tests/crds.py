@@ -18,6 +18,11 @@ CRD_FILES = {
     ("karpenter.k8s.aws", "EC2NodeClass"): "karpenter.k8s.aws_ec2nodeclasses.yaml",
     ("karpenter.sh", "NodeOverlay"): "karpenter.sh_nodeoverlays.yaml",
     ("nvidia.com", "ClusterPolicy"): "nvidia.com_clusterpolicies.yaml",
+    **{
+        ("kueue.x-k8s.io", kind): f"kueue.x-k8s.io_{kind.lower()}s.yaml"
+        for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "AdmissionCheck", "ProvisioningRequestConfig")
+    },
+    ("kueue.x-k8s.io", "Topology"): "kueue.x-k8s.io_topologies.yaml",
 }
 
 
@@ -35,6 +40,9 @@ def strict(schema: dict[str, Any]) -> dict[str, Any]:
     def walk(node: Any) -> None:
         if not isinstance(node, dict):
             return
+        pattern = node.get("pattern")
+        if isinstance(pattern, str) and pattern.startswith("^(?i)"):  # Go's inline flag; Python wants it first
+            node["pattern"] = "(?i)^" + pattern[len("^(?i)") :]
         if node.get("x-kubernetes-int-or-string"):
             node.pop("type", None)
             node["anyOf"] = [{"type": "integer"}, {"type": "string"}]

@@ -227,7 +227,7 @@ def test_capacity_summary_shows_order_and_reserved_gpus() -> None:
     assert rows["evals"]["reservedGpus"] == 4 and rows["inference"]["reservedGpus"] == 0
     assert s["totals"]["reservedGpus"] == 20
     # Reservations bill whether used or not: the idle floor's cost is theirs.
-    assert rows["training"]["usd_per_hour_at_floor"] > 0 and rows["inference"]["usd_per_hour_at_floor"] == 0
+    assert rows["training"]["usdPerHourAtFloor"] > 0 and rows["inference"]["usdPerHourAtFloor"] == 0
     text = table(s)
     assert "reserved>spot" in text and text.splitlines()[0].split().count("reserved") == 1
 

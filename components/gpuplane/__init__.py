@@ -63,6 +63,8 @@ _EXPORTS = {
     "GkeAutopilotPlatformArgs": "gpuplane.gcp.autopilot",
     "EksGpuPlatformArgs": "gpuplane.aws.platform",
     "EksPlatformKind": "gpuplane.aws.platform",
+    "KueueQueues": "gpuplane.kueue",
+    "KueueQueuesArgs": "gpuplane.kueue",
 }
 
 # `placement` is both a module and its main function: bind the function eagerly, or the first import of

@@ -121,6 +121,11 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
     """The `capacity` stack output (camelCase keys): rows, totals, and where the prices come from."""
     rows = capacity(cfg)
     priced = [r for r in rows if r.usd_per_hour_at_max is not None]
+    queues: dict[str, Any] = {}
+    if cfg.queues is not None:
+        from .kueue.stack import quota_rows
+
+        queues = {"queues": quota_rows(cfg)}
     return {
         "rows": [{camel(k): v for k, v in asdict(r).items()} for r in rows],
         "totals": {
@@ -136,6 +141,7 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
             + f"; spot rows at {cfg.prices.spotFraction or SPOT_FRACTION[cfg.platform_spec.cloud]:g} x on-demand"
         ),
         "unpriced": sorted({r.machine for r in rows if r.usd_per_hour_at_max is None}),
+        **queues,
     }
 
 

@@ -46,10 +46,17 @@ def pool_labels(cluster: str, pool: GpuPool) -> dict[str, str]:
     return {**pool.labels, CLUSTER_LABEL: cluster, POOL_LABEL: pool.name, GPU_LABEL: pool.gpu}
 
 
+QUEUED_TAINTS = {"gcp": Taint(key="cloud.google.com/gke-queued", value="true", effect="NoSchedule")}
+"""The taint GKE puts on nodes of queued-provisioning (DWS) node pools (GKE docs, "Deploy GPUs for batch
+workloads with ProvisioningRequest": pods need a toleration for `cloud.google.com/gke-queued`)."""
+
+
 def pool_taints(cloud: str, pool: GpuPool) -> tuple[Taint, ...]:
-    """Taints of a GPU pool: the GPU taint, the spot taint for spot pools, then the user's."""
+    """Taints of a GPU pool: the GPU taint, the spot taint for spot pools, the queued-provisioning taint
+    for queued pools, then the user's."""
     spot = (SPOT_TAINTS[cloud],) if pool.spot and cloud in SPOT_TAINTS else ()
-    return (GPU_TAINT, *spot, *pool.taints)
+    queued = (QUEUED_TAINTS[cloud],) if "queued" in (pool.capacity or ()) and cloud in QUEUED_TAINTS else ()
+    return (GPU_TAINT, *spot, *queued, *pool.taints)
 
 
 def pool_target(cloud: str, cluster: str, pool: GpuPool) -> GpuNodeTarget:

@@ -72,6 +72,14 @@ CHARTS: Mapping[str, ChartPin] = MappingProxyType(
             repo="https://prometheus-community.github.io/helm-charts",
             app_version="v0.93.1",
         ),
+        # Kueue: job queueing and gang admission (`gpuplane:queues`). Its CRDs are chart templates, so
+        # they come with every install and upgrade (kubernetes-sigs/kueue charts/kueue/templates/crd).
+        "kueue": ChartPin(
+            chart="kueue",
+            version="0.19.2",
+            repo="oci://registry.k8s.io/kueue/charts",
+            app_version="v0.19.2",
+        ),
     }
 )
 """Chart key -> pin. Tests compare these against the charts' published Chart.yaml when available."""

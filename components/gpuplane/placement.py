@@ -128,6 +128,17 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
     return nodes
 
 
+def affinity_of(nodes: GpuNodes) -> list[dict[str, Any]]:
+    """The node-affinity expressions that select one pool's nodes (a fresh copy): the pool's own, or the
+    gpuplane pool label. Kueue's ResourceFlavor of the pool is built from the same expressions."""
+    default = [{"key": POOL_LABEL, "operator": "In", "values": [nodes["pool"]]}]
+    exprs: list[dict[str, Any]] = [dict(e) for e in nodes.get("affinity") or default]
+    for e in exprs:
+        if "values" in e:
+            e["values"] = list(e["values"])
+    return exprs
+
+
 @overload
 def placement(target: GpuNodes, *, gpus: int = 1) -> dict[str, Any]: ...
 @overload
@@ -143,11 +154,7 @@ def placement(target: GpuNodes | StackConfig, pool_name: str | None = None, gpus
     per_node = int(nodes.get("capacity", 1))
     if not 1 <= gpus <= per_node:
         raise ConfigError([("gpus", f"{nodes['pool']} nodes offer 1 to {per_node} {nodes['resource']}, not {gpus}")])
-    default = [{"key": POOL_LABEL, "operator": "In", "values": [nodes["pool"]]}]
-    exprs: list[dict[str, Any]] = [dict(e) for e in nodes.get("affinity") or default]
-    for e in exprs:
-        if "values" in e:
-            e["values"] = list(e["values"])
+    exprs = affinity_of(nodes)
     fragment: dict[str, Any] = {
         "resources": {"limits": {nodes["resource"]: gpus}},
         "affinity": {

@@ -22,6 +22,7 @@ from ..catalog.platforms import Source
 from ..config.model import StackConfig
 from ..inputs import AmiType, ExporterHost, GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
+from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
@@ -153,6 +154,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
         self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
         smoke_tests(name, cfg, [self.exporter], on_k8s)
+        kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
         c = self.cluster

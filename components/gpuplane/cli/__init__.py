@@ -83,6 +83,9 @@ def parser() -> argparse.ArgumentParser:
     )
     pc.add_argument("pool", metavar="POOL", help="a GPU pool of the stack (gpuplane:gpuPools[].name)")
     pc.add_argument("--gpus", type=int, default=1, help="GPUs (or MIG slices / shared GPUs) to request")
+    pc.add_argument("--queue", metavar="TEAM", help="submit through TEAM's Kueue queue (gpuplane:queues)")
+    pc.add_argument("--pod-group", metavar="NAME", help="with --queue: plain pods admitted together as gang NAME")
+    pc.add_argument("--group-size", type=int, metavar="N", help="with --pod-group: the gang's number of pods")
     cp = _command(
         sub,
         "capacity",

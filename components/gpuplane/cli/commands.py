@@ -95,10 +95,16 @@ def cmd_placement(args: argparse.Namespace) -> int:
 
     cfg = _config(args.stack)
     try:
-        fragment = placement(cfg, args.pool, args.gpus)
-    except ConfigError as exc:  # about an argument (POOL, --gpus), not the stack's config
-        ((which, reason),) = exc.problems
-        raise InputError(reason, {"pool": "POOL", "gpus": "--gpus"}.get(which, which)) from None
+        if args.queue:
+            from ..kueue.placement import queued_placement
+
+            fragment = queued_placement(cfg, args.pool, args.gpus, args.queue, args.pod_group, args.group_size)
+        else:
+            fragment = placement(cfg, args.pool, args.gpus)
+    except ConfigError as exc:  # about an argument (POOL, --gpus, --queue, ...), not the stack's config
+        which, reason = exc.problems[0]
+        flags = {"pool": "POOL", "gpus": "--gpus", "queue": "--queue", "pod-group": "--pod-group"}
+        raise InputError(reason, flags.get(which, which)) from None
     emit(args, to_json(fragment) if args.format == "json" else yaml.safe_dump(fragment, sort_keys=False).rstrip())
     return 0
 
@@ -106,8 +112,14 @@ def cmd_placement(args: argparse.Namespace) -> int:
 def cmd_capacity(args: argparse.Namespace) -> int:
     from ..capacity import summary, table
 
-    s = summary(_config(args.stack))
-    emit(args, to_json(s) if args.format == "json" else table(s))
+    cfg = _config(args.stack)
+    s = summary(cfg)
+    text = table(s)
+    if cfg.queues is not None:  # each team's quota against each pool's ceiling
+        from ..kueue.stack import quota_table
+
+        text += "\n\n" + quota_table(cfg)
+    emit(args, to_json(s) if args.format == "json" else text)
     return 0
 
 

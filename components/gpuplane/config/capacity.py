@@ -167,6 +167,11 @@ def capacity_order(platform: str, pool: GpuPool) -> tuple[str, ...]:
     return ("on-demand",)
 
 
+def is_queued(pool: GpuPool) -> bool:
+    """A GKE queued-provisioning (DWS) pool: its nodes come through a ProvisioningRequest."""
+    return "queued" in (pool.capacity or ())
+
+
 def eks_capacity_type(pool: GpuPool) -> str:
     """A managed node group's EKS CapacityType (botocore EKS model `CapacityTypes`): Capacity Blocks are
     `CAPACITY_BLOCK`; a targeted on-demand reservation runs `ON_DEMAND` instances inside it."""

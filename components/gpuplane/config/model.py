@@ -21,6 +21,7 @@ from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
+from .queues import QueuesConfig
 from .sharing import Sharing
 
 
@@ -34,6 +35,12 @@ KUBERNETES_SERVICES = {"gcp": ("a", "GKE"), "aws": ("an", "EKS")}
 """Cloud -> (article, its Kubernetes service), for messages about the cloud's config section."""
 SYSTEM_MACHINES = {"gcp": "e2-standard-4", "aws": "m7i.large"}
 """Cloud -> default machine for the system (add-on) pool."""
+
+
+def resource_of(pool: GpuPool, cloud: str) -> str:
+    from ..nvidia.sharing import resource_name
+
+    return resource_name(pool, cloud)
 
 
 def _max_nodes_ge_min(v: int, info: ValidationInfo) -> int:
@@ -326,6 +333,8 @@ class StackConfig(_Model):
     allowUnlistedRegions: bool = False
     """Accept regions (`gcp.region`, `aws.region`, fleet regions) that the catalog's dated region tables
     do not list, e.g. a region opened after them. Off: an unlisted region is an error with a "did you mean"."""
+    queues: QueuesConfig | None = None
+    """Kueue job queues per team with GPU quotas per pool (see docs/queues.md)."""
 
     @field_validator("platform")
     @classmethod
@@ -384,6 +393,32 @@ class StackConfig(_Model):
             raise ValueError(f"applies to platform {', '.join(owners)} only, not {platform.name}")
         if v is None and info.field_name in platform.sections:
             return {}  # validated next into the section's defaults
+        return v
+
+    @field_validator("queues")
+    @classmethod
+    def _queues_fit_pools(cls, v: QueuesConfig | None, info: ValidationInfo) -> QueuesConfig | None:
+        """The teams' nominal quotas on a pool sum to at most its ceiling (unless `overcommit`)."""
+        if v is None:
+            return v
+        if info.data.get("fleet") is not None:
+            raise ValueError("not supported with a fleet yet: each region's cluster would need its own quotas")
+        from ..kueue.stack import ceiling, over_ceilings  # needs the sharing tables, which import this module
+
+        pools = {p.name: p for p in info.data.get("gpuPools") or []}
+        cloud = _cloud(info) or "gcp"
+        from ..nodes import pool_taints
+
+        crowded = [n for n, p in pools.items() if len(pool_taints(cloud, p)) > 8]
+        if crowded:
+            raise ValueError(f"pools {crowded} have more taints than a Kueue ResourceFlavor holds (8, with gpuplane's)")
+        over = over_ceilings(v, {n: ceiling(p) for n, p in pools.items()})
+        if over and not v.overcommit:
+            text = "; ".join(f"{n}: {s} > {c} {resource_of(pools[n], cloud)}" for n, (s, c) in over.items())
+            raise ValueError(
+                f"the teams' quotas exceed the pools' ceilings (maxNodes x per-node units): {text}; lower them, "
+                "or set overcommit: true to accept queued jobs that may never fit"
+            )
         return v
 
     @property

@@ -13,7 +13,18 @@ from .model import StackConfig
 
 def _type(tp: Any) -> str:
     text = str(tp).replace("typing.", "").replace("gpuplane.config.", "")
-    for prefix in ("model.", "aws.", "gcp.", "fleet.", "monitoring.", "provisioning.", "sharing.", "<class '", "'>"):
+    for prefix in (
+        "model.",
+        "aws.",
+        "gcp.",
+        "fleet.",
+        "monitoring.",
+        "provisioning.",
+        "queues.",
+        "sharing.",
+        "<class '",
+        "'>",
+    ):
         text = text.replace(prefix, "")
     return text
 

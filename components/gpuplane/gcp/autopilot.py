@@ -17,6 +17,7 @@ import pulumi_gcp as gcp
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
 from ..inputs import GpuPoolArgs
+from ..kueue.stack import kueue_queues
 from ..lifecycle import keep_options
 from ..monitoring.standalone import DEVICE_PLUGIN
 from ..monitoring.wiring import monitoring_outputs
@@ -122,7 +123,9 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster, *nat])
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
-        smoke_tests(name, cfg, [], pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider}))
+        on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider})
+        smoke_tests(name, cfg, [], on_k8s)
+        kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
         self.scrape_config = pulumi.Output.from_input(self.outputs["scrapeConfig"])

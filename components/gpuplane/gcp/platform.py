@@ -16,6 +16,7 @@ import pulumi_gcp as gcp
 
 from ..config.model import StackConfig
 from ..inputs import ExporterHost, GpuPoolArgs
+from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_labels
@@ -147,6 +148,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             cfg,
             [self.exporter],
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
+        )
+        kueue_queues(
+            name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
         )
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""

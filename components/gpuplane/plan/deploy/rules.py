@@ -129,6 +129,12 @@ CHART_CRDS: Mapping[str, ChartCrds] = MappingProxyType(
         "prometheus-operator-crds": ChartCrds(
             ("monitoring.coreos.com",), "prometheus-community/helm-charts prometheus-operator-crds templates"
         ),
+        # Kueue keeps its CRDs as chart templates (not crds/), so --skip-crds leaves them in.
+        "kueue": ChartCrds(
+            ("kueue.x-k8s.io",),
+            "kubernetes-sigs/kueue charts/kueue/templates/crd (v0.19.2: admissionchecks, clusterqueues, cohorts, "
+            "localqueues, provisioningrequestconfigs, resourceflavors, topologies, workloads, ...)",
+        ),
         # The node-feature-discovery subchart's nfd.k8s-sigs.io CRDs come only with `nfd.enabled`; gpuplane
         # creates no NodeFeature objects, so they are left out rather than modelled conditionally.
         "gpu-operator": ChartCrds(

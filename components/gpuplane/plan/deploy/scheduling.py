@@ -269,6 +269,13 @@ CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
                 enabled=("nodeExporter.enabled", True),
             ),
         ),
+        # kueue 0.19.2 values.yaml: controllerManager nodeSelector {} and tolerations []; the KueueViz
+        # backend and frontend (off unless `enableKueueViz`) have their own, also empty.
+        "kueue": (
+            ChartPod("controller-manager", "controllerManager"),
+            ChartPod("kueueviz-backend", "kueueViz.backend", enabled=("enableKueueViz", False)),
+            ChartPod("kueueviz-frontend", "kueueViz.frontend", enabled=("enableKueueViz", False)),
+        ),
         "karpenter-crd": (),
         "prometheus-operator-crds": (),
     }

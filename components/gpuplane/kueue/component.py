@@ -1,0 +1,151 @@
+"""`KueueQueues`: the pinned Kueue chart on the system nodes, and the queues that admit whole jobs within
+the GPU pools' quota (ResourceFlavors, ClusterQueues, LocalQueues, and on GKE the DWS admission check)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..argcheck import ArgsError
+from ..inputs import GpuNodes
+from ..kube import custom_resource, namespace_manifest, pinned_release
+from . import render as r
+from .args import KueueQueuesArgs, KueueTeamArgs
+
+RELEASE = "kueue"
+NAMESPACE = "kueue-system"
+"""Kueue's own namespace (its chart and manifests install there: kueue config/default/kustomization.yaml)."""
+
+
+def arg_problems(args: KueueQueuesArgs) -> list[tuple[str, str]]:
+    """Every bad argument, as `(path, reason)`."""
+    nodes: Sequence[GpuNodes] = args.get("gpu_nodes") or []
+    pools = [n["pool"] for n in nodes]
+    teams: Sequence[KueueTeamArgs] = args.get("teams") or []
+    problems: list[tuple[str, str]] = []
+    if not teams:
+        problems.append(("teams", "at least one team"))
+    names = [t["name"] for t in teams]
+    problems += [("teams", f"team {n!r} appears twice") for n in sorted({n for n in names if names.count(n) > 1})]
+    for i, t in enumerate(teams):
+        bad = [p for p in t["quota"] if p not in pools]
+        if bad:
+            problems.append((f"teams[{i}].quota", f"no pool {bad} in gpu_nodes (pools: {', '.join(pools)})"))
+    for key in ("queued_provisioning",):
+        bad = [p for p in args.get(key) or [] if p not in pools]
+        if bad:
+            problems.append((key, f"no pool {bad} in gpu_nodes"))
+    topo = args.get("topology")
+    if topo is not None and [p for p in topo["pools"] if p not in pools]:
+        problems.append(("topology.pools", f"no pool {[p for p in topo['pools'] if p not in pools]} in gpu_nodes"))
+    over = r.overcommitted(teams, args.get("ceilings") or {})
+    if over and not args.get("overcommit"):
+        text = "; ".join(f"{p}: {s} > {c}" for p, (s, c) in over.items())
+        problems.append(("teams", f"quotas sum past the pools' ceilings ({text}); set overcommit to allow it"))
+    for n in nodes:
+        if len(n["taints"]) + 1 > r.MAX_FLAVOR_TAINTS:
+            problems.append(("gpu_nodes", f"pool {n['pool']} has more taints than a ResourceFlavor holds (8)"))
+    return problems
+
+
+class KueueQueues(pulumi.ComponentResource):
+    """Kueue (chart pinned in `gpuplane.pins`) and one ResourceFlavor per GPU pool, a ClusterQueue and a
+    LocalQueue per team, gang admission (`waitForPodsReady`), DWS admission check and topology."""
+
+    namespace: pulumi.Output[str]
+    """Kueue's namespace."""
+    queues: dict[str, str]
+    """Team -> `namespace/name` of its LocalQueue (what jobs name in `kueue.x-k8s.io/queue-name`)."""
+
+    def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
+        problems = arg_problems(args)
+        if problems:
+            raise ArgsError(f"KueueQueues {name!r}", problems)
+        super().__init__("gpuplane:kueue:KueueQueues", name, None, opts)
+        namespace = args.get("namespace") or NAMESPACE
+        ns = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=namespace_manifest(namespace, "baseline")["metadata"],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        values = r.chart_values(
+            args.get("pods_ready_timeout") or "10m", args.get("node_selector") or {}, args.get("tolerations") or ()
+        )
+        release = pinned_release(
+            f"{name}-release", "kueue", RELEASE, namespace, values, pulumi.ResourceOptions(parent=self, depends_on=[ns])
+        )
+        made: dict[tuple[str, str], pulumi.Resource] = {}
+        for obj in objects(args):
+            kind, md = obj["kind"], obj["metadata"]
+            res_name = f"{name}-{ROLES[kind]}-{md['name']}"
+            if kind == "Namespace":
+                made[kind, md["name"]] = k8s.core.v1.Namespace(
+                    res_name, metadata=md, opts=pulumi.ResourceOptions(parent=self)
+                )
+                continue
+            deps = [release, *(made[k] for k in needs(obj) if k in made)]
+            made[kind, md["name"]] = custom_resource(
+                res_name, obj, pulumi.ResourceOptions(parent=self, depends_on=deps)
+            )
+        self.namespace = ns.metadata.name
+        self.queues = {t["name"]: f"{r.namespace_of(t)}/{t['name']}" for t in args["teams"]}
+        self.register_outputs({"namespace": self.namespace, "queues": self.queues})
+
+
+ROLES = {
+    "Namespace": "ns",
+    "Topology": "topology",
+    "ResourceFlavor": "flavor",
+    "ProvisioningRequestConfig": "provisioning",
+    "AdmissionCheck": "check",
+    "ClusterQueue": "cq",
+    "LocalQueue": "lq",
+}
+"""Kind -> the role in child resource names (`{name}-{role}-{object name}`)."""
+
+
+def needs(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """`(kind, name)` of the objects `obj` refers to, which must exist first (Kueue marks a ClusterQueue
+    inactive while a flavor or check it names is missing: kueue pkg/cache ClusterQueue `Active`)."""
+    spec = obj.get("spec", {})
+    kind = obj["kind"]
+    if kind == "ResourceFlavor" and "topologyName" in spec:
+        return [("Topology", spec["topologyName"])]
+    if kind == "AdmissionCheck":
+        return [("ProvisioningRequestConfig", spec["parameters"]["name"])]
+    if kind == "ClusterQueue":
+        flavors = [("ResourceFlavor", f["name"]) for g in spec["resourceGroups"] for f in g["flavors"]]
+        checks = [
+            ("AdmissionCheck", c["name"]) for c in spec.get("admissionChecksStrategy", {}).get("admissionChecks", [])
+        ]
+        return flavors + checks
+    if kind == "LocalQueue":
+        return [("ClusterQueue", spec["clusterQueue"]), ("Namespace", obj["metadata"]["namespace"])]
+    return []
+
+
+def objects(args: KueueQueuesArgs) -> list[dict[str, Any]]:
+    """Every object `KueueQueues` creates after the chart, in creation order (each needs the ones before)."""
+    nodes = list(args["gpu_nodes"])
+    queued_pools = list(args.get("queued_provisioning") or [])
+    nodes = [r.queued(n) if n["pool"] in queued_pools else n for n in nodes]
+    topo = args.get("topology")
+    out: list[dict[str, Any]] = []
+    if topo is not None and topo["pools"]:
+        out.append(r.topology_object(topo))
+    on_topology = set(topo["pools"]) if topo is not None else set()
+    out += [r.resource_flavor(n, topo["name"] if topo and n["pool"] in on_topology else None) for n in nodes]
+    if queued_pools:
+        out += r.provisioning_objects([n["resource"] for n in nodes if n["pool"] in queued_pools])
+    cohort = args.get("cohort")
+    for t in args["teams"]:
+        out.append(r.cluster_queue(t, nodes, cohort, queued_pools))
+    if args.get("create_namespaces", True):
+        ns_names = dict.fromkeys(r.namespace_of(t) for t in args["teams"])
+        out += [namespace_manifest(n, "baseline") for n in ns_names]
+    out += [r.local_queue(t) for t in args["teams"]]
+    return out

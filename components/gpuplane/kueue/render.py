@@ -1,0 +1,226 @@
+"""Kueue objects as plain manifests (kueue.x-k8s.io/v1beta2, Kueue v0.19.2), from the pools' `gpu_nodes`.
+
+A ResourceFlavor per pool carries the labels that select the pool's nodes, taken from the very node
+affinity `placement()` puts on pods (`placement.affinity_of`), and the pool's taints as `nodeTaints`.
+Kueue assigns a flavor only when the pod's required node affinity agrees with the flavor's
+`nodeLabels` and its tolerations cover `nodeTaints` (kubernetes-sigs/kueue v0.19.2
+pkg/scheduler/flavorassigner/flavorassigner.go, `checkFlavorForPodSets`), and then copies
+`nodeLabels` into the pod's nodeSelector (pkg/podset/podset.go `FromAssignment`). So a pod built by
+`placement()` for a pool is admissible on that pool's flavor by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from ..inputs import GpuNodes, TaintArgs, TaintEffect
+from ..placement import affinity_of
+from .args import KueueTeamArgs, KueueTopologyArgs
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+"""The storage version of every Kueue v0.19.2 CRD (config/components/crd/bases)."""
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+"""Label naming a job's LocalQueue (kueue pkg/controller/constants/constants.go `QueueLabel`)."""
+POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+"""Plain pods admitted as one gang: the group-name label and the total-count annotation on every pod
+(kueue pkg/controller/jobs/pod/constants/constants.go `GroupNameLabel`, `GroupTotalCountAnnotation`)."""
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+"""AdmissionCheck controller of Kueue's ProvisioningRequest check (kueue apis/kueue/v1beta2
+provisioningrequestconfig_types.go `ProvisioningRequestControllerName`)."""
+QUEUED_CLASS = "queued-provisioning.gke.io"
+"""GKE Dynamic Workload Scheduler's ProvisioningRequest class (GKE docs, "Deploy GPUs for batch and AI
+workloads with ProvisioningRequest", Kueue section)."""
+QUEUED_TAINT = TaintArgs(key="cloud.google.com/gke-queued", value="true", effect=TaintEffect.NO_SCHEDULE)
+"""Taint GKE puts on queued-provisioning nodes; workloads tolerate it (GoogleCloudPlatform/cluster-toolkit
+docs on DWS: "toleration for cloud.google.com/gke-queued:NoSchedule")."""
+DWS_CHECK = "gpuplane-dws"
+"""Name of the AdmissionCheck and its ProvisioningRequestConfig."""
+MAX_FLAVOR_TAINTS = 8
+"""ResourceFlavor `spec.nodeTaints` maxItems (kueue.x-k8s.io_resourceflavors.yaml v0.19.2)."""
+
+
+def meta(kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+    md: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}}
+    if namespace is not None:
+        md["namespace"] = namespace
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": md}
+
+
+def queued(nodes: GpuNodes) -> GpuNodes:
+    """A queued-provisioning pool's nodes: its own taints plus GKE's queued taint (placement and flavor
+    both read this, so the toleration and the flavor's taint agree)."""
+    taints = list(nodes["taints"])
+    if all(t["key"] != QUEUED_TAINT["key"] for t in taints):
+        taints.append(QUEUED_TAINT)
+    out = GpuNodes(**nodes)
+    out["taints"] = taints
+    return out
+
+
+def selecting_labels(nodes: GpuNodes) -> dict[str, str]:
+    """Labels that select exactly this pool's nodes: the single-valued `In` expressions of its affinity."""
+    return {
+        e["key"]: str(e["values"][0])
+        for e in affinity_of(nodes)
+        if e.get("operator") == "In" and len(e.get("values") or []) == 1
+    }
+
+
+def taint_dicts(nodes: GpuNodes) -> list[dict[str, str]]:
+    return [
+        {"key": t["key"], "value": t.get("value", ""), "effect": str(getattr(e, "value", e))}
+        for t in nodes["taints"]
+        for e in [t.get("effect") or "NoSchedule"]
+    ]
+
+
+def resource_flavor(nodes: GpuNodes, topology: str | None = None) -> dict[str, Any]:
+    """The pool's ResourceFlavor (named after the pool)."""
+    spec: dict[str, Any] = {"nodeLabels": selecting_labels(nodes), "nodeTaints": taint_dicts(nodes)}
+    if topology is not None:
+        spec["topologyName"] = topology
+    return {**meta("ResourceFlavor", nodes["pool"]), "spec": spec}
+
+
+def topology_object(topo: KueueTopologyArgs) -> dict[str, Any]:
+    return {**meta("Topology", topo["name"]), "spec": {"levels": [{"nodeLabel": k} for k in topo["levels"]]}}
+
+
+def provisioning_objects(resources: Sequence[str]) -> list[dict[str, Any]]:
+    """The ProvisioningRequestConfig for GKE queued provisioning and the AdmissionCheck that uses it."""
+    config = {
+        **meta("ProvisioningRequestConfig", DWS_CHECK),
+        "spec": {"provisioningClassName": QUEUED_CLASS, "managedResources": sorted(set(resources))},
+    }
+    parameters = {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": DWS_CHECK}
+    check = {
+        **meta("AdmissionCheck", DWS_CHECK),
+        "spec": {"controllerName": PROVISIONING_CONTROLLER, "parameters": parameters},
+    }
+    return [config, check]
+
+
+def namespace_of(team: KueueTeamArgs) -> str:
+    return team.get("namespace") or team["name"]
+
+
+def cluster_queue(
+    team: KueueTeamArgs,
+    nodes: Sequence[GpuNodes],
+    cohort: str | None = None,
+    queued_pools: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The team's ClusterQueue: one resource group per resource name, a flavor per pool with its nominal
+    quota. In a cohort every pool is listed (0 where the team has no quota), so it can borrow there."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for n in nodes:
+        quota = team["quota"].get(n["pool"])
+        if quota is None and cohort is None:
+            continue
+        res = n["resource"]
+        groups.setdefault(res, []).append({"name": n["pool"], "resources": [{"name": res, "nominalQuota": quota or 0}]})
+    spec: dict[str, Any] = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace_of(team)}},
+        "resourceGroups": [{"coveredResources": [res], "flavors": flavors} for res, flavors in groups.items()],
+    }
+    if cohort is not None:
+        spec["cohortName"] = cohort
+        # A lender takes its quota back when it needs it (kueue docs, concepts/cluster_queue "Preemption").
+        spec["preemption"] = {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+    listed = {f["name"] for fl in groups.values() for f in fl}
+    on = [p for p in queued_pools if p in listed]
+    if on:
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": DWS_CHECK, "onFlavors": on}]}
+    return {**meta("ClusterQueue", team["name"]), "spec": spec}
+
+
+def local_queue(team: KueueTeamArgs) -> dict[str, Any]:
+    return {**meta("LocalQueue", team["name"], namespace_of(team)), "spec": {"clusterQueue": team["name"]}}
+
+
+def overcommitted(teams: Sequence[KueueTeamArgs], ceilings: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """Pool -> (sum of the teams' nominal quotas, ceiling) where the sum is above the ceiling."""
+    out = {}
+    for pool, ceiling in ceilings.items():
+        total = sum(t["quota"].get(pool, 0) for t in teams)
+        if total > ceiling:
+            out[pool] = (total, ceiling)
+    return out
+
+
+# --- The chart's values ---------------------------------------------------------------------------------
+
+IMAGE = {"repository": "registry.k8s.io/kueue/kueue", "tag": "v0.19.2", "pullPolicy": "IfNotPresent"}
+"""The released image (the chart in git points at a staging tag; the release rewrites it:
+kubernetes-sigs/kueue Makefile `IMAGE_REPO`, `GIT_TAG`)."""
+
+CHART_CONFIG: Mapping[str, Any] = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+    "kind": "Configuration",
+    "health": {"healthProbeBindAddress": ":8081"},
+    "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {
+        "groupKindConcurrency": {
+            "Job.batch": 5,
+            "Pod": 5,
+            "Workload.kueue.x-k8s.io": 10,
+            "LocalQueue.kueue.x-k8s.io": 5,
+            "ClusterQueue.kueue.x-k8s.io": 5,
+            "ResourceFlavor.kueue.x-k8s.io": 1,
+        }
+    },
+    "clientConnection": {"qps": 300, "burst": 500},
+    "integrations": {
+        "frameworks": [
+            "batch/job",
+            "kubeflow.org/mpijob",
+            "ray.io/rayjob",
+            "ray.io/rayservice",
+            "ray.io/raycluster",
+            "jobset.x-k8s.io/jobset",
+            "workload.codeflare.dev/appwrapper",
+            "trainer.kubeflow.org/trainjob",
+            "pod",
+            "deployment",
+            "statefulset",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
+        ]
+    },
+}
+"""The chart's own `managerConfig.controllerManagerConfigYaml` (kueue charts/kueue/values.yaml v0.19.2),
+as data: the value is one YAML string, so setting any key means restating it whole."""
+
+
+def manager_config(pods_ready_timeout: str) -> dict[str, Any]:
+    """The chart's configuration plus gang admission and GPU-only quota:
+    - `waitForPodsReady`: an admitted workload whose pods are not all ready within `timeout` is evicted
+      and requeued (apis/config/v1beta2 configuration_types.go `WaitForPodsReady`);
+    - `resources.quotaCheckStrategy: IgnoreUndeclared`: only resources a ClusterQueue covers (the GPUs)
+      count against quota, so CPU and memory requests need no quota (`QuotaCheckIgnoreUndeclared`,
+      feature gate QuotaCheckStrategy, beta and on by default in 0.19: pkg/features/kube_features.go)."""
+    return {
+        **CHART_CONFIG,
+        "waitForPodsReady": {"timeout": pods_ready_timeout, "blockAdmission": False},
+        "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
+    }
+
+
+def chart_values(
+    pods_ready_timeout: str, node_selector: Mapping[str, str], tolerations: Sequence[Mapping[str, str]] = ()
+) -> dict[str, Any]:
+    """Values of the kueue chart: the released image, the controller on the system nodes, the config."""
+    manager: dict[str, Any] = {"nodeSelector": dict(node_selector)}
+    if tolerations:
+        manager["tolerations"] = [dict(t) for t in tolerations]
+    return {
+        "controllerManager": {**manager, "manager": {"image": dict(IMAGE)}},
+        "managerConfig": {
+            "controllerManagerConfigYaml": yaml.safe_dump(manager_config(pods_ready_timeout), sort_keys=False)
+        },
+    }
