@@ -46,11 +46,15 @@ def need_reference() -> Path:
 
 
 def stack_with(base: str, **overrides: Any) -> StackFile:
-    """A copy of a shipped stack with some `gpuplane:` keys replaced (values are plain data)."""
+    """A copy of a shipped stack with some `gpuplane:` keys replaced (values are plain data; None drops
+    the key)."""
     sf = load(base, ROOT)
     config = dict(sf.config)
     for key, value in overrides.items():
-        config[f"gpuplane:{key}"] = value
+        if value is None:
+            config.pop(f"gpuplane:{key}", None)
+        else:
+            config[f"gpuplane:{key}"] = value
     return StackFile(project=sf.project, stack=f"{sf.stack}-test", config=config)
 
 

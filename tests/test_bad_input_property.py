@@ -129,9 +129,13 @@ def valid_tweaks(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tuple[
     shipped stacks)."""
     platform = PLATFORMS[raw["platform"]]
     n = len(raw["gpuPools"])
+    # `spot` may only be toggled where `capacity` (which decides spot itself) is not given.
+    plain = [i for i, p in enumerate(raw["gpuPools"]) if "capacity" not in p] or [None]
     out: dict[str, st.SearchStrategy[list[tuple[str, Any]]]] = {
         "gpuPools": st.one_of(
-            st.tuples(st.integers(0, n - 1), st.booleans()).map(lambda t: [(f"gpuPools[{t[0]}].spot", t[1])]),
+            st.tuples(st.sampled_from(plain), st.booleans()).map(
+                lambda t: [] if t[0] is None else [(f"gpuPools[{t[0]}].spot", t[1])]
+            ),
             st.integers(0, n - 1).map(lambda i: [(f"gpuPools[{i}].labels", {"team": "ml"})]),
             st.integers(0, n - 1).map(
                 lambda i: [(f"gpuPools[{i}].taints", [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}])]

@@ -87,7 +87,7 @@ CB_ONLY = {
 
 
 def test_capacity_block_only_class_requires_the_label_and_validates_with_cel(plan_of: Callable[..., Plan]) -> None:
-    plan = plan_of(stack_with("aws-reserved", gpuPools=[CB_ONLY]))
+    plan = plan_of(stack_with("aws-reserved", gpuPools=[CB_ONLY], queues=None))
     pool = objects(plan, "NodePool")["blocks"]
     assert requirement(pool, "karpenter.k8s.aws/capacity-reservation-type") == ["capacity-block"]
     ref = need_reference()

@@ -111,7 +111,8 @@ def test_karpenter_chart_and_crds(plan_of: Callable[..., Plan]) -> None:
     assert v["settings"] == {
         "clusterName": "ml-karpenter",
         "interruptionQueue": queue.inputs["name"],
-        "featureGates": {"nodeOverlay": True},  # NodeOverlays declare MIG/shared GPU capacity
+        # NodeOverlays declare MIG/shared GPU capacity; reservedCapacity lets classes consume ODCRs/Capacity Blocks
+        "featureGates": {"nodeOverlay": True, "reservedCapacity": True},
     }
     assert v["serviceAccount"]["name"] == "karpenter"
     for r in plan.resources:

@@ -116,9 +116,28 @@ def cluster(stack: str) -> dict[str, Any]:
     return dict(load(stack, ROOT).config["gpuplane:cluster"])
 
 
+NO_MINIMUM = {"flex-start", "queued"}
+"""Capacity types whose pools must keep `minNodes: 0` (DWS gets nodes per request; the config refuses more)."""
+
+
+def without_pool(stack: str, gone: str) -> dict[str, Any]:
+    """Config changes that remove pool `gone`, and its Kueue quotas with it (a quota on a pool that is
+    gone is refused)."""
+    config = load(stack, ROOT).config
+    changes: dict[str, Any] = {"gpuPools": [p for p in pools(stack) if p["name"] != gone]}
+    if "gpuplane:queues" in config:
+        queues = copy.deepcopy(config["gpuplane:queues"])
+        for team in queues["teams"]:
+            team["quota"].pop(gone, None)
+        changes["queues"] = queues
+    return changes
+
+
 def scaled(stack: str, key: str) -> tuple[StackFile, StackFile]:
     small, large = pools(stack), pools(stack)
     for p in large:
+        if key == "minNodes" and NO_MINIMUM & set(p.get("capacity", ())):
+            continue
         p[key] = p.get(key, 0) + 1
         p["maxNodes"] = max(p.get("maxNodes", 1), p.get("minNodes", 0)) + (1 if key == "maxNodes" else 0)
     return with_config(stack, gpuPools=small), with_config(stack, gpuPools=large)
@@ -151,11 +170,7 @@ def pairs(stack: str, kind: str) -> list[tuple[StackFile, StackFile, str]]:
         picks = {id(p): p for p in (found[0], found[len(found) // 2], found[-1])}.values()
         return [(with_config(stack), with_config(stack, gpuPools=[*pools(stack), p]), p["name"]) for p in picks]
     if kind == "remove-pool":
-        all_pools = pools(stack)
-        return [
-            (with_config(stack), with_config(stack, gpuPools=[p for p in all_pools if p is not gone]), gone["name"])
-            for gone in all_pools
-        ]
+        return [(with_config(stack), with_config(stack, **without_pool(stack, p["name"])), p["name"]) for p in pools(stack)]
     if kind == "kubernetesVersion":
         return [
             (

@@ -147,7 +147,10 @@ class GpuPool(_Model):
     Unset: `spot` decides, as before. With both set, `spot` must agree (spot is in the list)."""
     reservation: Reservation | None = None
     """The reservation `reserved` capacity consumes (AWS ODCR / Capacity Block, GCP reservation)."""
-    maxRunDuration: str | None = Field(default=None, pattern=r"^[0-9]+(s|m|h|d)$")
+    maxRunDuration: str | None = Field(
+        default=None,
+        pattern=shaped(r"^[0-9]+(s|m|h|d)$", "must be a duration: a whole number and s, m, h or d (e.g. 24h, 7d)"),
+    )
     """GKE flex-start / queued nodes: how long each node may run (at most 7d; GKE's default is 7d)."""
 
     @model_validator(mode="before")
