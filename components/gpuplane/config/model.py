@@ -19,6 +19,7 @@ from .base import context_value, suggest, valid_labels
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
+from .network import PLACEMENT_GROUP, check_network, check_zones
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
 from .sharing import Sharing
 
@@ -249,6 +250,56 @@ class GpuPool(_Model):
         return v
 
     _valid_labels = field_validator("labels")(valid_labels)
+
+    zones: list[str] | None = Field(default=None, min_length=1)
+    """Zones of this pool's nodes (AWS Availability Zones such as `us-east-1a`, or GCP zones); unset: the
+    cluster's. A multi-node `network` pool needs exactly one."""
+    network: Literal["efa", "gpudirect"] | None = None
+    """Multi-node GPU networking (docs/multi-node.md): `efa` on EKS (EFA interfaces, a cluster placement
+    group, one AZ), `gpudirect` on GKE A3 Mega / A3 Ultra / A4 (extra VPCs, multi-networking, compact
+    placement). Only where the catalog says the instance or machine type has it."""
+    placementGroup: str | None = None
+    """AWS, with `network: efa`: an existing cluster placement group (name, or `pg-` ID) to launch into;
+    unset: managed node groups get their own, Karpenter classes launch without one."""
+
+    @field_validator("zones")
+    @classmethod
+    def _zones(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        return check_zones(v, _cloud(info))
+
+    @field_validator("network")
+    @classmethod
+    def _network_possible(cls, v: str | None, info: ValidationInfo) -> str | None:
+        gpu = lookup(str(info.data.get("gpu", "")))
+        count = int(info.data.get("gpusPerNode") or 1)
+        machine = info.data.get("machineType")
+        if machine is None and gpu is not None and gpu.gcp is not None:
+            machine = gpu.gcp.default_machine(count)
+        platform = context_value(info, "platform")
+        sharing = info.data.get("sharing")
+        check_network(
+            v,
+            cloud=_cloud(info),
+            platform=platform.name if isinstance(platform, Platform) else None,
+            gpu=gpu.name if gpu is not None else str(info.data.get("gpu", "")),
+            count=count,
+            machine=machine,
+            instance_types=info.data.get("instanceTypes"),
+            zones=info.data.get("zones"),
+            sharing=sharing.strategy if isinstance(sharing, Sharing) else None,
+        )
+        return v
+
+    @field_validator("placementGroup")
+    @classmethod
+    def _placement_group(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if info.data.get("network") != "efa" or _cloud(info) == "gcp":
+            raise ValueError("is for AWS pools with network: efa (a cluster placement group for EFA)")
+        if not PLACEMENT_GROUP.match(v):
+            raise ValueError(f"{v!r} is not a placement group name or pg- ID")
+        return v
 
 
 class SmokeTest(_Model):
