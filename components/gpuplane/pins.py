@@ -72,6 +72,14 @@ CHARTS: Mapping[str, ChartPin] = MappingProxyType(
             repo="https://prometheus-community.github.io/helm-charts",
             app_version="v0.93.1",
         ),
+        # The EFA device plugin for `network: efa` pools (aws/eks-charts stable/aws-efa-k8s-device-plugin;
+        # the EKS user guide installs it from this repository).
+        "aws-efa-k8s-device-plugin": ChartPin(
+            chart="aws-efa-k8s-device-plugin",
+            version="v0.5.30",
+            repo="https://aws.github.io/eks-charts",
+            app_version="v0.5.20",
+        ),
     }
 )
 """Chart key -> pin. Tests compare these against the charts' published Chart.yaml when available."""

@@ -16,6 +16,7 @@ from ..kube import custom_resource
 from ..nodes import pool_labels
 from ..nvidia.sharing import operator_node_labels
 from ..placement import gpu_nodes
+from . import efa
 from . import karpenter_render as kr
 
 PLACEHOLDER_REGION = "us-east-1"
@@ -123,14 +124,23 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
                     opts=child,
                 )
             )
+        for pool in [p for p in cfg.gpuPools if efa.is_efa(p)]:
+            family, disk = kr.node_class_key(pool)
+            base = functools.partial(node_class_spec, family, disk, s, args.get("discovery_tags"))
+            classes.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{efa.node_class_name(pool)}",
+                    api_version="karpenter.k8s.aws/v1",
+                    kind="EC2NodeClass",
+                    metadata={"name": efa.node_class_name(pool)},
+                    spec=lift(refs, lambda v, b=base, p=pool: kr.efa_node_class_spec(b(v), p)),
+                    opts=child,
+                )
+            )
         after = pulumi.ResourceOptions(parent=self, depends_on=classes)
         self.gpu_nodes = []
         for pool in cfg.gpuPools:
-            ref = {
-                "group": "karpenter.k8s.aws",
-                "kind": "EC2NodeClass",
-                "name": kr.node_class_name(*kr.node_class_key(pool)),
-            }
+            ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": kr.pool_node_class(pool)}
             disruption = {"consolidationPolicy": s.consolidationPolicy, "consolidateAfter": s.consolidateAfter}
             obj = kr.gpu_node_pool(cfg.cluster, pool, ref, "karpenter.k8s.aws", disruption, s.expireAfter)
             custom_resource(f"{name}-{pool.name}", obj, after)
