@@ -75,12 +75,10 @@ EKS_TOPOLOGY_TYPES: frozenset[str] = frozenset(
 )
 """Instance types EKS labels with `topology.k8s.aws/network-node-layer-{1,2,3}`."""
 
-GKE_TOPOLOGY_LAYERS: tuple[str, ...] = (
-    "cloud.google.com/gce-topology-block",
-    "cloud.google.com/gce-topology-subblock",
-    "cloud.google.com/gce-topology-host",
-)
-"""GKE node labels of a node's place in the cluster network, broadest first."""
+GKE_TOPOLOGY_LAYERS: tuple[str, ...] = ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock")
+"""GKE node labels of a node's place in the cluster network, broadest first. GKE also sets
+`cloud.google.com/gce-topology-host`, which names the node's own host: a group of one whole-node pod, so no
+use for packing a job and not listed."""
 
 
 @dataclass(frozen=True)
