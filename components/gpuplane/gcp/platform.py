@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
 from ..inputs import ExporterHost
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
+from ..kube import custom_resource
 from ..nodes import pool_labels
 from ..nvidia import dcgm
 from ..placement import gpu_nodes
 from ..smoke import smoke_tests
+from . import gpudirect
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -85,6 +88,14 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             exporter_args(cfg),
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
+        for obj in gpudirect.kube_objects(cfg.gpuPools if cfg.platform_spec.fixed_pools else [], cfg.cluster.name):
+            kind = obj["kind"]
+            resource = f"{name}-{obj['metadata']['name']}" + ("" if kind == "DaemonSet" else f"-{kind.lower()}")
+            on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
+            if kind == "DaemonSet":
+                k8s.apps.v1.DaemonSet(resource, metadata=obj["metadata"], spec=obj["spec"], opts=on_k8s)
+            else:
+                custom_resource(resource, obj, on_k8s)
         self.monitoring = gpu_monitoring(
             f"{name}-monitoring",
             cfg,

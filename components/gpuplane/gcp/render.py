@@ -99,6 +99,8 @@ def accelerator(pool: GpuPool) -> str:
 def pool_zones(pool: GpuPool, gcp: GcpConfig) -> list[str] | None:
     """Zones for a GPU pool: the cluster's zones that offer its GPU (GPU catalog), or None when the
     catalog has no data for the region (the cluster's node locations then apply)."""
+    if pool.zones:
+        return list(pool.zones)
     offered = GCP_ZONES.get(accelerator(pool), {}).get(gcp.region)
     if offered is None:
         return None
