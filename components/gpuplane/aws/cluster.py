@@ -14,7 +14,7 @@ from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..lifecycle import keep_component_options, keep_options
 from ..names import ROLE, fit_autoname
-from . import render
+from . import efa, render
 from .network import EksVpc
 
 
@@ -96,7 +96,7 @@ class EksGpuCluster(pulumi.ComponentResource):
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
-            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private, a.ssmAccess)
+            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private, a.ssmAccess, vpc_id)
 
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
         self.k8s_provider = k8s.Provider(
@@ -137,6 +137,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         cluster: eks.Cluster,
         private: Sequence[pulumi.Input[str]],
         ssm_access: bool = False,
+        vpc_id: pulumi.Input[str] = "",
     ) -> list[eks.ManagedNodeGroup]:
         """The node role, the system node group, and one tagged managed node group per GPU pool (all returned)."""
         child = pulumi.ResourceOptions(parent=self)
@@ -165,8 +166,10 @@ class EksGpuCluster(pulumi.ComponentResource):
         groups = [system_group]  # add-ons are pinned to the system nodes: the provider waits for them too
         for pool in pools:
             group = render.gpu_node_group_args(c, pool)
+            subnets = zonal_subnets(pool.zones, private, self) if pool.zones else private
+            extra = self._efa(name, c.name, pool, vpc_id, cluster) if efa.is_efa(pool) else {}
             ng = self._node_group(
-                name, c.name, pool.name, cluster, node_role, private, group, pool.diskSizeGb, group_opts
+                name, c.name, pool.name, cluster, node_role, subnets, group, pool.diskSizeGb, group_opts, extra
             )
             groups.append(ng)
             asg = asg_name(ng)
@@ -179,6 +182,25 @@ class EksGpuCluster(pulumi.ComponentResource):
                 )
         return groups
 
+    def _efa(self, name: str, cluster_name: str, pool: GpuPool, vpc_id: Any, cluster: eks.Cluster) -> dict[str, Any]:
+        """An EFA pool's security group (all traffic to and from itself), cluster placement group (unless the
+        pool names one) and the launch template fields that attach its EFA interfaces."""
+        child = pulumi.ResourceOptions(parent=self)
+        sg = aws.ec2.SecurityGroup(
+            f"{name}-{pool.name}-efa", **efa.security_group_args(cluster_name, pool, vpc_id), opts=child
+        )
+        group: Any = pool.placementGroup
+        if group is None:
+            group = aws.ec2.PlacementGroup(
+                f"{name}-{pool.name}-pg", **efa.placement_group_args(cluster_name, pool), opts=child
+            ).name
+        key = "group_id" if isinstance(group, str) and group.startswith("pg-") else "group_name"
+        groups = [cluster.cluster_security_group_id, sg.id]
+        return {
+            "network_interfaces": efa.launch_template_interfaces(efa.interfaces(pool), groups),
+            "placement": {key: group},
+        }
+
     def _node_group(
         self,
         name: str,
@@ -190,10 +212,12 @@ class EksGpuCluster(pulumi.ComponentResource):
         group_args: dict[str, Any],
         disk_gb: int,
         opts: pulumi.ResourceOptions,
+        launch_template: dict[str, Any] | None = None,
     ) -> eks.ManagedNodeGroup:
         lt = aws.ec2.LaunchTemplate(
             f"{name}-{role}-lt",
             **render.launch_template_args(cluster_name, role, disk_gb, str(group_args["ami_type"])),
+            **(launch_template or {}),
             opts=pulumi.ResourceOptions(parent=self),
         )
         wiring: dict[str, Any] = {
@@ -209,6 +233,12 @@ class EksGpuCluster(pulumi.ComponentResource):
         }
         group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(f"{name}-{role}", opts=opts, **wiring, **group_args)
         return group
+
+
+def zonal_subnets(zones: Sequence[str], private: Sequence[pulumi.Input[str]], parent: pulumi.Resource) -> Any:
+    """The cluster's private subnets in `zones` (a pool pinned to zones, e.g. an EFA pool's one AZ)."""
+    filters = [{"name": "subnet-id", "values": list(private)}, {"name": "availability-zone", "values": list(zones)}]
+    return aws.ec2.get_subnets_output(filters=filters, opts=pulumi.InvokeOutputOptions(parent=parent)).ids
 
 
 def asg_name(group: eks.ManagedNodeGroup) -> pulumi.Output[str]:
