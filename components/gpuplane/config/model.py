@@ -295,7 +295,8 @@ class GpuPool(_Model):
     def _placement_group(cls, v: str | None, info: ValidationInfo) -> str | None:
         if v is None:
             return v
-        if info.data.get("network") != "efa" or _cloud(info) == "gcp":
+        failed = "network" not in info.data  # already reported there
+        if not failed and info.data["network"] != "efa" or _cloud(info) == "gcp":
             raise ValueError("is for AWS pools with network: efa (a cluster placement group for EFA)")
         if not PLACEMENT_GROUP.match(v):
             raise ValueError(f"{v!r} is not a placement group name or pg- ID")
