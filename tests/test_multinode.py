@@ -61,6 +61,12 @@ def test_network_on_an_auto_provisioning_platform_is_refused() -> None:
     assert "eks-automode chooses its own node shapes" in problems["gpuplane:gpuPools[0].network"]
 
 
+def test_gpudirect_needs_the_cluster_multi_networking_switch() -> None:
+    r = raw("gcp-multinode")
+    r["gcp"]["multiNetworking"] = False
+    assert "need gcp.multiNetworking: true" in config_problems(r)["gpuplane:gpuPools"]
+
+
 def test_placement_group_needs_efa_and_a_name() -> None:
     assert "is for AWS pools with network: efa" in config_problems(
         with_pool("aws-multinode", network=None, zones=None)
@@ -100,7 +106,11 @@ def test_efa_node_class_validates_against_the_crd_and_its_cel(plan_of: Callable[
 
     ref = need_reference()
     pytest.importorskip("jsonschema")
-    (obj,) = [r.inputs for r in kube_objects(plan_of("aws-multinode")) if r.inputs["kind"] == EC2_NODE_CLASS]
+    (obj,) = [
+        r.inputs
+        for r in kube_objects(plan_of("aws-multinode"))
+        if r.inputs["kind"] == EC2_NODE_CLASS and "networkInterfaces" in r.inputs["spec"]
+    ]
     assert len(obj["spec"]["networkInterfaces"]) == 33  # the primary ENA + 32 EFA-only
     assert obj["spec"]["placementGroupSelector"] == {"name": "ml-training-cluster-pg"}
     schema = crd_schema(ref, obj["apiVersion"], obj["kind"])
@@ -117,7 +127,11 @@ def test_efa_node_class_validates_against_the_crd_and_its_cel(plan_of: Callable[
 
 
 def test_efa_class_is_pinned_to_its_zone_and_efa_types(plan_of: Callable[..., Plan]) -> None:
-    (pool,) = [r.inputs for r in kube_objects(plan_of("aws-multinode")) if r.inputs["kind"] == "NodePool"]
+    (pool,) = [
+        r.inputs
+        for r in kube_objects(plan_of("aws-multinode"))
+        if r.inputs["kind"] == "NodePool" and r.inputs["metadata"]["name"] == "training"
+    ]
     reqs = {r["key"]: r["values"] for r in pool["spec"]["template"]["spec"]["requirements"]}
     assert reqs["topology.kubernetes.io/zone"] == ["us-east-1a"]
     assert reqs["node.kubernetes.io/instance-type"] == ["p5.48xlarge"]
@@ -129,9 +143,7 @@ def test_efa_class_is_pinned_to_its_zone_and_efa_types(plan_of: Callable[..., Pl
 
 def test_efa_device_plugin_runs_on_efa_pools_only(plan_of: Callable[..., Plan]) -> None:
     """On a cluster with an EFA class and a plain GPU class, the plugin fits the EFA class's nodes only."""
-    r = raw("aws-multinode")
-    plain = {"name": "inference", "gpu": "l4", "gpusPerNode": 1, "maxNodes": 4, "spot": True}
-    plan = plan_of(stack_with("aws-multinode", gpuPools=[*r["gpuPools"], plain]))
+    plan = plan_of("aws-multinode")  # its `inference` class has no EFA
     (template,) = [t for t in pod_templates(plan) if "efa-device-plugin" in t.name]
     shapes = node_shapes(plan)
     landing = [s.source for s in shapes if fits(template.spec, s)]
@@ -249,8 +261,9 @@ def test_nccl_installer_runs_on_the_gpudirect_pool(plan_of: Callable[..., Plan])
     from gpuplane.pins import IMAGES
 
     plan = plan_of("gcp-multinode")
-    (ds,) = [r for r in kube_objects(plan) if r.inputs["kind"] == "DaemonSet" and "nccl" in r.inputs["metadata"]["name"]]
-    spec = ds.inputs["spec"]["template"]["spec"]
+    ds = {r.inputs["metadata"]["name"]: r.inputs for r in kube_objects(plan) if r.inputs["kind"] == "DaemonSet"}
+    assert "nccl-rdma-installer" in ds and "nccl-tcpxo-installer" not in ds  # only the kind the pools use
+    spec = ds["nccl-rdma-installer"]["spec"]["template"]["spec"]
     assert spec["initContainers"][0]["image"] == IMAGES["nccl-plugin-gib"]
     landing = [s.source for s in node_shapes(plan) if fits(spec, s)]
     assert len(landing) == 1 and landing[0].endswith("ml-multinode-training"), landing

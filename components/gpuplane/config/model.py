@@ -370,6 +370,13 @@ class StackConfig(_Model):
                 else "GPU class (its ceiling becomes the auto-provisioner's GPU limit)"
             )
             raise ValueError(f"{platform.name} needs at least {platform.min_pools} {what}")
+        gcp = info.data.get("gcp")
+        direct = [p.name for p in v if p.network == "gpudirect"]
+        if direct and isinstance(gcp, GcpConfig) and not gcp.multiNetworking:
+            raise ValueError(
+                f"gpudirect pools ({', '.join(direct)}) need gcp.multiNetworking: true (set it when creating the "
+                "cluster: turning it on replaces an existing one)"
+            )
         names = [p.name for p in v]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

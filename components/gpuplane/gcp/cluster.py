@@ -64,7 +64,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
 
         cluster_args = render.cluster_args(args.cluster, args.gcp, args.managed_prometheus, sa.email)
         fixed = args.gpu_pools if args.auto_provisioning is None else []
-        if gpudirect.pools_with(fixed):
+        if args.gcp.multiNetworking:
             cluster_args.update(gpudirect.cluster_fields())
         if args.auto_provisioning is not None:
             cluster_args["cluster_autoscaling"] = render.cluster_autoscaling(

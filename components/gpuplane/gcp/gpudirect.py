@@ -27,7 +27,7 @@ from ..catalog.network import GPUDIRECT, GpuDirect
 from ..config.gcp import GcpConfig
 from ..config.model import GpuPool
 from ..pins import IMAGES
-from .render import accelerator, machine_type
+from .render import machine_type
 
 NETWORKING_API = "networking.gke.io/v1"
 INSTALLER_NAMESPACE = "kube-system"
@@ -242,17 +242,24 @@ INSTALLERS: dict[str, dict[str, Any]] = {
 """Installer kind -> the volumes and init containers of Google's manifest (upstream, images pinned)."""
 
 
+INSTALLER_ACCELERATORS: dict[str, tuple[str, ...]] = {
+    "rdma": ("nvidia-h200-141gb", "nvidia-b200"),
+    "tcpxo": ("nvidia-h100-mega-80gb",),
+}
+"""Installer kind -> the accelerators its upstream manifest selects (A3 Ultra and A4; A3 Mega)."""
+
+
 def kube_objects(pools: Sequence[GpuPool], cluster: str) -> list[dict[str, Any]]:
-    """Every Kubernetes object the GPUDirect pools need: param sets, networks, one installer per kind."""
+    """The GPUDirect pools' param sets and networks, and Google's installer for each kind of GPUDirect the
+    pools use, as published (it selects every accelerator of that kind, so a second pool of the same kind
+    leaves it unchanged; it comes with the first pool of its kind and goes with the last)."""
     objects: list[dict[str, Any]] = []
-    kinds: dict[str, list[str]] = {}
+    kinds: list[str] = []
     for _, pool, spec in pools_with(pools):
         for role, network, subnet in interfaces(cluster, pool, spec):
             objects += [param_set(pool, role, network, subnet, spec), network_object(pool, role)]
-        kinds.setdefault(spec.installer, [])
-        if accelerator(pool) not in kinds[spec.installer]:
-            kinds[spec.installer].append(accelerator(pool))
-    return objects + [installer(kind, accs) for kind, accs in kinds.items()]
+        kinds += [] if spec.installer in kinds else [spec.installer]
+    return objects + [installer(kind, INSTALLER_ACCELERATORS[kind]) for kind in sorted(kinds)]
 
 
 def create_networks(

@@ -88,7 +88,8 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             exporter_args(cfg),
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
-        for obj in gpudirect.kube_objects(cfg.gpuPools if cfg.platform_spec.fixed_pools else [], cfg.cluster.name):
+        fixed = cfg.gpuPools if cfg.platform_spec.fixed_pools else []
+        for obj in gpudirect.kube_objects(fixed, cfg.cluster.name):
             kind = obj["kind"]
             resource = f"{name}-{obj['metadata']['name']}" + ("" if kind == "DaemonSet" else f"-{kind.lower()}")
             on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
