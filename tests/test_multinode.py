@@ -158,9 +158,9 @@ def test_no_efa_pool_no_device_plugin(plan_of: Callable[..., Plan]) -> None:
 
 
 def test_device_plugin_values_exist_in_the_chart() -> None:
-    from .conftest import need_reference
-
     import yaml
+
+    from .conftest import need_reference
 
     ref = need_reference()
     chart = yaml.safe_load((ref / "charts" / "aws-efa-k8s-device-plugin" / "values.yaml").read_text())
@@ -247,7 +247,9 @@ def test_gpudirect_objects_validate_against_googles_schema(plan_of: Callable[...
     pytest.importorskip("jsonschema")
     from .crds import crd_schema, schema_errors
 
-    objs = [r.inputs for r in kube_objects(plan_of("gcp-multinode")) if r.inputs["apiVersion"] == "networking.gke.io/v1"]
+    objs = [
+        r.inputs for r in kube_objects(plan_of("gcp-multinode")) if r.inputs["apiVersion"] == "networking.gke.io/v1"
+    ]
     assert {o["kind"] for o in objs} == {"Network", "GKENetworkParamSet"} and len(objs) == 18
     for o in objs:
         assert not schema_errors(o, crd_schema(ROOT, o["apiVersion"], o["kind"])), o

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, overload
 
+from . import multinode
 from .catalog import lookup
 from .config import ConfigError
 from .config.model import GpuPool, StackConfig
-from . import multinode
 from .inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
 from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
 from .nvidia.sharing import gke_node_labels, resource_name, slots_per_gpu

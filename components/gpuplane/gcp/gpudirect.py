@@ -57,7 +57,8 @@ def interfaces(cluster: str, pool: GpuPool, spec: GpuDirect) -> list[tuple[str, 
         for i in range(spec.gvnic_networks)
     ]
     out += [
-        (f"rdma-{k}", f"{cluster}-{pool.name}-rdma", f"{cluster}-{pool.name}-rdma-{k}") for k in range(spec.rdma_subnets)
+        (f"rdma-{k}", f"{cluster}-{pool.name}-rdma", f"{cluster}-{pool.name}-rdma-{k}")
+        for k in range(spec.rdma_subnets)
     ]
     return out
 
@@ -112,7 +113,11 @@ def network_object(pool: GpuPool, role: str) -> dict[str, Any]:
         "metadata": {"name": f"{pool.name}-{role}"},
         "spec": {
             "type": "Device",
-            "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": f"{pool.name}-{role}"},
+            "parametersRef": {
+                "group": "networking.gke.io",
+                "kind": "GKENetworkParamSet",
+                "name": f"{pool.name}-{role}",
+            },
         },
     }
 

@@ -12,10 +12,10 @@ import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
 from ..inputs import ExporterHost
+from ..kube import custom_resource
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.stack import GpuMonitoring
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..kube import custom_resource
 from ..nodes import pool_labels
 from ..nvidia import dcgm
 from ..placement import gpu_nodes
