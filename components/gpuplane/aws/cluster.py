@@ -237,7 +237,10 @@ class EksGpuCluster(pulumi.ComponentResource):
 
 def zonal_subnets(zones: Sequence[str], private: Sequence[pulumi.Input[str]], parent: pulumi.Resource) -> Any:
     """The cluster's private subnets in `zones` (a pool pinned to zones, e.g. an EFA pool's one AZ)."""
-    filters = [{"name": "subnet-id", "values": list(private)}, {"name": "availability-zone", "values": list(zones)}]
+    filters: list[aws.ec2.GetSubnetsFilterArgsDict] = [
+        {"name": "subnet-id", "values": list(private)},
+        {"name": "availability-zone", "values": list(zones)},
+    ]
     return aws.ec2.get_subnets_output(filters=filters, opts=pulumi.InvokeOutputOptions(parent=parent)).ids
 
 

@@ -125,7 +125,7 @@ def device_plugin_values(targets: Sequence[GpuNodeTarget], pools: Sequence[GpuPo
     return {
         "nodeSelector": {NETWORK_LABEL: "efa"},
         "supportedInstanceLabels": {"keys": [INSTANCE_TYPE_LABEL], "values": types},
-        "tolerations": agent_tolerations("aws", targets),
+        "tolerations": agent_tolerations("aws", list(targets)),
     }
 
 

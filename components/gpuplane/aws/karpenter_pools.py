@@ -3,7 +3,7 @@
 annotations`: the multi-language package reads these annotations)."""
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
@@ -76,6 +76,11 @@ def node_class_spec(family: str, disk: int, settings: Any, tags: Mapping[str, st
     return spec
 
 
+def efa_class_spec(base: Callable[[list[Any]], Any], pool: Any, v: list[Any]) -> Any:
+    """An EFA class's EC2NodeClass spec: `base`'s spec for (cluster, role, subnets) `v` plus its interfaces."""
+    return kr.efa_node_class_spec(base(v), pool)
+
+
 class KarpenterGpuNodePools(pulumi.ComponentResource):
     """Karpenter GPU NodePools (one per class, tainted and labelled like every gpuplane GPU pool), their
     EC2NodeClasses (one per image family and disk size) and a NodeOverlay per sharing class. Pass the
@@ -133,7 +138,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
                     api_version="karpenter.k8s.aws/v1",
                     kind="EC2NodeClass",
                     metadata={"name": efa.node_class_name(pool)},
-                    spec=lift(refs, lambda v, b=base, p=pool: kr.efa_node_class_spec(b(v), p)),
+                    spec=lift(refs, functools.partial(efa_class_spec, base, pool)),
                     opts=child,
                 )
             )
