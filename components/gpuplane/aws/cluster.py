@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -238,7 +238,7 @@ class EksGpuCluster(pulumi.ComponentResource):
 def zonal_subnets(zones: Sequence[str], private: Sequence[pulumi.Input[str]], parent: pulumi.Resource) -> Any:
     """The cluster's private subnets in `zones` (a pool pinned to zones, e.g. an EFA pool's one AZ)."""
     filters: list[aws.ec2.GetSubnetsFilterArgsDict] = [
-        {"name": "subnet-id", "values": list(private)},
+        {"name": "subnet-id", "values": cast(Any, private)},  # Outputs inside: the invoke waits for them
         {"name": "availability-zone", "values": list(zones)},
     ]
     return aws.ec2.get_subnets_output(filters=filters, opts=pulumi.InvokeOutputOptions(parent=parent)).ids
