@@ -170,7 +170,9 @@ def pairs(stack: str, kind: str) -> list[tuple[StackFile, StackFile, str]]:
         picks = {id(p): p for p in (found[0], found[len(found) // 2], found[-1])}.values()
         return [(with_config(stack), with_config(stack, gpuPools=[*pools(stack), p]), p["name"]) for p in picks]
     if kind == "remove-pool":
-        return [(with_config(stack), with_config(stack, **without_pool(stack, p["name"])), p["name"]) for p in pools(stack)]
+        return [
+            (with_config(stack), with_config(stack, **without_pool(stack, p["name"])), p["name"]) for p in pools(stack)
+        ]
     if kind == "kubernetesVersion":
         return [
             (

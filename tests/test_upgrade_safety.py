@@ -133,6 +133,8 @@ HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
         if platform == "gke-nap" and r.type == "gcp:container/cluster:Cluster"
         else frozenset({"data"})
         if r.name.endswith("-device-plugin-config")
+        else frozenset({"values"})  # its instance types and tolerations are every EFA pool's
+        if r.name.endswith("-efa-device-plugin")
         else frozenset()
     ),
     "sharing": lambda platform, r: frozenset({"data"}) if r.name.endswith("-device-plugin-config") else frozenset(),
@@ -140,6 +142,10 @@ HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
         frozenset({"monitoringConfig"}) if r.type == "gcp:container/cluster:Cluster" else frozenset()
     ),
 }
+
+
+KIND_AGENTS = ("-efa-device-plugin", "-nccl-rdma-installer", "-nccl-tcpxo-installer")
+"""Node agents gpuplane installs only while some pool needs them (docs/multi-node.md)."""
 
 
 def changed_elsewhere(
@@ -228,6 +234,9 @@ def test_a_change_touches_only_what_it_is_about(stack: str, kind: str, data: st.
         owned = {r.urn for p in (small, large) for r in p.resources if "-monitoring" in r.urn}
     else:
         owned = owned_by_pool(small, subject) | owned_by_pool(large, subject)
+        # A per-kind node agent (EFA device plugin, NCCL installer) comes with the first pool of its kind and
+        # goes with the last: then it belongs to the change.
+        owned |= {u for u in set(index(small)) ^ set(index(large)) if u.endswith(KIND_AGENTS)}
     assert changed_elsewhere(small, large, owned, holder) == []
     assert changed_elsewhere(large, small, owned, holder) == []
     # The change did something (Autopilot classes make no resources; NAP/Autopilot sharing is pod-side).

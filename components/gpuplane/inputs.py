@@ -88,6 +88,15 @@ class SharingStrategy(StrEnum):
     """Hardware partitions (Multi-Instance GPU)."""
 
 
+class PoolNetwork(StrEnum):
+    """Multi-node GPU networking of a pool (docs/multi-node.md)."""
+
+    EFA = "efa"
+    """EKS: EFA interfaces on every network card, a cluster placement group, one AZ."""
+    GPUDIRECT = "gpudirect"
+    """GKE: GPUDirect-TCPXO (A3 Mega) or GPUDirect RDMA (A3 Ultra, A4) with multi-networking."""
+
+
 class ExporterHost(StrEnum):
     """Where a standalone dcgm-exporter finds the node's preinstalled NVIDIA driver."""
 
@@ -203,6 +212,12 @@ class GpuPoolArgs(TypedDict):
     """The reservation `reserved` capacity consumes."""
     max_run_duration: NotRequired[str]
     """GKE flex-start / queued: how long each node may run (e.g. `24h`, at most `7d`)."""
+    zones: NotRequired[Sequence[str]]
+    """Zones of the pool's nodes (AWS AZs or GCP zones); a multi-node `network` pool needs exactly one."""
+    network: NotRequired[PoolNetwork]
+    """Multi-node GPU networking: `efa` (EKS) or `gpudirect` (GKE A3 Mega / A3 Ultra / A4)."""
+    placement_group: NotRequired[str]
+    """EKS with `network: efa`: an existing cluster placement group (name or `pg-` ID)."""
 
 
 class NodeSelectorRequirement(TypedDict):
@@ -237,3 +252,8 @@ class GpuNodes(TypedDict):
     """A nodeSelector pods also need (Autopilot provisions GPU nodes from it)."""
     sharing: NotRequired[SharingArgs]
     """The pool's GPU sharing (the gpu-operator's device plugin config follows it)."""
+    devices: NotRequired[Mapping[str, int]]
+    """Other extended resources each node offers that a multi-node pod takes with its GPUs
+    (`vpc.amazonaws.com/efa`: the node's EFA interfaces)."""
+    topology: NotRequired[Sequence[str]]
+    """Network-topology node labels the cloud sets on the pool's nodes, broadest first."""

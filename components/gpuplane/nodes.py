@@ -20,6 +20,8 @@ GPU_LABEL = "gpuplane.io/gpu"
 """Node label with the catalog name of the node's GPU."""
 CLUSTER_LABEL = "gpuplane.io/cluster"
 """Node label with the gpuplane cluster name."""
+NETWORK_LABEL = "gpuplane.io/network"
+"""Node label of multi-node pools: their `network` (`efa`, `gpudirect`); the EFA device plugin selects it."""
 
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
 """The taint on every GPU node, so only pods that ask for GPUs (and tolerate it) land there."""
@@ -43,7 +45,8 @@ class GpuNodeTarget:
 
 def pool_labels(cluster: str, pool: GpuPool) -> dict[str, str]:
     """Node labels of a GPU pool: gpuplane's own labels plus the user's."""
-    return {**pool.labels, CLUSTER_LABEL: cluster, POOL_LABEL: pool.name, GPU_LABEL: pool.gpu}
+    network = {NETWORK_LABEL: pool.network} if pool.network else {}
+    return {**pool.labels, CLUSTER_LABEL: cluster, POOL_LABEL: pool.name, GPU_LABEL: pool.gpu, **network}
 
 
 QUEUED_TAINTS = {"gcp": Taint(key="cloud.google.com/gke-queued", value="true", effect="NoSchedule")}

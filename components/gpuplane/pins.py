@@ -80,6 +80,29 @@ CHARTS: Mapping[str, ChartPin] = MappingProxyType(
             repo="oci://registry.k8s.io/kueue/charts",
             app_version="v0.19.2",
         ),
+        # The EFA device plugin for `network: efa` pools (aws/eks-charts stable/aws-efa-k8s-device-plugin;
+        # the EKS user guide installs it from this repository).
+        "aws-efa-k8s-device-plugin": ChartPin(
+            chart="aws-efa-k8s-device-plugin",
+            version="v0.5.30",
+            repo="https://aws.github.io/eks-charts",
+            app_version="v0.5.20",
+        ),
     }
 )
 """Chart key -> pin. Tests compare these against the charts' published Chart.yaml when available."""
+
+
+IMAGES: Mapping[str, str] = MappingProxyType(
+    {
+        # GoogleCloudPlatform/container-engine-accelerators (992db812) gpudirect-rdma/nccl-rdma-installer.yaml
+        "nccl-plugin-gib": "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.1",
+        # ... gpudirect-tcpxo/nccl-tcpxo-installer.yaml
+        "nccl-plugin-tcpxo": "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15",
+        # the same manifest's pre-installation step uses an unpinned `ubuntu`; gpuplane pins its current LTS
+        "ubuntu": "ubuntu:24.04",
+        # both manifests' main container (tag and digest as upstream)
+        "gke-pause": "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830",
+    }
+)
+"""Container images gpuplane's own manifests run (not through a chart), pinned to a tag."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, overload
 
+from . import multinode
 from .catalog import lookup
 from .config import ConfigError
 from .config.base import suggest
@@ -117,6 +118,12 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
     )
     if platform in NODE_SELECTOR_PLATFORMS:
         nodes["selector"] = platform_labels
+    devices = multinode.devices(cloud, pool)
+    if devices:
+        nodes["devices"] = devices
+    topology = multinode.topology_keys(cloud, pool)
+    if topology:
+        nodes["topology"] = topology
     if pool.sharing is not None:
         s = pool.sharing
         sharing = SharingArgs(strategy=SharingStrategy(s.strategy))
@@ -143,10 +150,16 @@ def affinity_of(nodes: GpuNodes) -> list[dict[str, Any]]:
 def placement(target: GpuNodes, *, gpus: int = 1) -> dict[str, Any]: ...
 @overload
 def placement(target: StackConfig, pool_name: str, gpus: int = 1) -> dict[str, Any]: ...
-def placement(target: GpuNodes | StackConfig, pool_name: str | None = None, gpus: int = 1) -> dict[str, Any]:
+def placement(
+    target: GpuNodes | StackConfig, pool_name: str | None = None, gpus: int = 1, job: str | None = None
+) -> dict[str, Any]:
     """Pod-spec fragments (`resources`, `affinity`, `tolerations`, and `nodeSelector` where the platform
     needs one) for `gpus` GPUs (or MIG slices / shared GPUs) on one pool: a pool component's `gpu_nodes`
-    entry, or a pool of a parsed stack config by name."""
+    entry, or a pool of a parsed stack config by name.
+
+    On a multi-node pool the resources also take the node's share of its EFA devices, and with `job` the
+    fragment adds `labels` (put them on the pod) and a preferred pod affinity that packs the job's pods
+    under the same closest network node (see `multinode.job_affinity`)."""
     if isinstance(target, StackConfig):
         pool = find_pool(target, str(pool_name))
         target = gpu_nodes(target.platform, pool, pool_labels(target.cluster.name, pool))
@@ -166,6 +179,13 @@ def placement(target: GpuNodes | StackConfig, pool_name: str | None = None, gpus
     }
     if "selector" in nodes:
         fragment["nodeSelector"] = dict(nodes["selector"])
+    for resource, count in multinode.device_share(nodes.get("devices") or {}, gpus, per_node).items():
+        fragment["resources"]["limits"][resource] = count
+    if job is not None:
+        fragment["labels"] = {multinode.JOB_LABEL: job}
+        affinity = multinode.job_affinity(job, list(nodes.get("topology") or []))
+        if affinity:
+            fragment["affinity"]["podAffinity"] = affinity
     return fragment
 
 

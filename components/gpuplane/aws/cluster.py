@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -14,7 +14,7 @@ from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..lifecycle import keep_component_options, keep_options
 from ..names import ROLE, fit_autoname
-from . import render
+from . import efa, render
 from .capacity_render import reservation_zone, reserved_launch_args
 from .network import EksVpc
 
@@ -100,7 +100,7 @@ class EksGpuCluster(pulumi.ComponentResource):
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
-            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private, a.ssmAccess)
+            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private, a.ssmAccess, vpc_id)
 
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
         self.k8s_provider = k8s.Provider(
@@ -141,6 +141,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         cluster: eks.Cluster,
         private: Sequence[pulumi.Input[str]],
         ssm_access: bool = False,
+        vpc_id: pulumi.Input[str] = "",
     ) -> list[eks.ManagedNodeGroup]:
         """The node role, the system node group, and one tagged managed node group per GPU pool (all returned)."""
         child = pulumi.ResourceOptions(parent=self)
@@ -170,18 +171,15 @@ class EksGpuCluster(pulumi.ComponentResource):
         for pool in pools:
             group = render.gpu_node_group_args(c, pool)
             zone = reservation_zone(pool)
-            subnets = private if zone is None else subnets_in_zone(private, self._subnet_zones, zone, self)
+            zones = list(pool.zones or ([zone] if zone is not None else []))
+            subnets = subnets_in_zones(private, self._subnet_zones, zones, self) if zones else private
+            # a reservation's target and market type, and an EFA pool's interfaces and placement group
+            extra = {
+                **reserved_launch_args(pool),
+                **(self._efa(name, c.name, pool, vpc_id, cluster) if efa.is_efa(pool) else {}),
+            }
             ng = self._node_group(
-                name,
-                c.name,
-                pool.name,
-                cluster,
-                node_role,
-                subnets,
-                group,
-                pool.diskSizeGb,
-                group_opts,
-                reserved_launch_args(pool),
+                name, c.name, pool.name, cluster, node_role, subnets, group, pool.diskSizeGb, group_opts, extra
             )
             groups.append(ng)
             asg = asg_name(ng)
@@ -194,6 +192,25 @@ class EksGpuCluster(pulumi.ComponentResource):
                 )
         return groups
 
+    def _efa(self, name: str, cluster_name: str, pool: GpuPool, vpc_id: Any, cluster: eks.Cluster) -> dict[str, Any]:
+        """An EFA pool's security group (all traffic to and from itself), cluster placement group (unless the
+        pool names one) and the launch template fields that attach its EFA interfaces."""
+        child = pulumi.ResourceOptions(parent=self)
+        sg = aws.ec2.SecurityGroup(
+            f"{name}-{pool.name}-efa", **efa.security_group_args(cluster_name, pool, vpc_id), opts=child
+        )
+        group: Any = pool.placementGroup
+        if group is None:
+            group = aws.ec2.PlacementGroup(
+                f"{name}-{pool.name}-pg", **efa.placement_group_args(cluster_name, pool), opts=child
+            ).name
+        key = "group_id" if isinstance(group, str) and group.startswith("pg-") else "group_name"
+        groups = [cluster.cluster_security_group_id, sg.id]
+        return {
+            "network_interfaces": efa.launch_template_interfaces(efa.interfaces(pool), groups),
+            "placement": {key: group},
+        }
+
     def _node_group(
         self,
         name: str,
@@ -205,12 +222,12 @@ class EksGpuCluster(pulumi.ComponentResource):
         group_args: dict[str, Any],
         disk_gb: int,
         opts: pulumi.ResourceOptions,
-        reserved: Mapping[str, Any] | None = None,
+        launch_template: Mapping[str, Any] | None = None,
     ) -> eks.ManagedNodeGroup:
         lt = aws.ec2.LaunchTemplate(
             f"{name}-{role}-lt",
             **render.launch_template_args(cluster_name, role, disk_gb, str(group_args["ami_type"])),
-            **(reserved or {}),
+            **(launch_template or {}),
             opts=pulumi.ResourceOptions(parent=self),
         )
         wiring: dict[str, Any] = {
@@ -241,23 +258,20 @@ def asg_name(group: eks.ManagedNodeGroup) -> pulumi.Output[str]:
     return out
 
 
-def subnets_in_zone(
+def subnets_in_zones(
     subnets: Any,
-    zones: Sequence[pulumi.Input[str]] | None,
-    zone: str,
+    known_zones: Sequence[pulumi.Input[str]] | None,
+    zones: Sequence[str],
     parent: pulumi.Resource,
 ) -> pulumi.Output[list[str]]:
-    """The private subnets (a list of IDs, or an Input of one) in Availability Zone `zone`: from the subnets
-    gpuplane created (their `zones` are known), else found by EC2 (`ec2:DescribeSubnets` filtered by ID
-    and zone) among the given ones."""
-    if zones is not None:
-        pairs = pulumi.Output.all(pulumi.Output.all(*subnets), pulumi.Output.all(*zones))
-        return pairs.apply(lambda v: [s for s, z in zip(v[0], v[1], strict=True) if z == zone])
-    found = aws.ec2.get_subnets_output(
-        filters=[
-            {"name": "subnet-id", "values": subnets},
-            {"name": "availability-zone", "values": [zone]},
-        ],
-        opts=pulumi.InvokeOutputOptions(parent=parent),
-    )
-    return found.ids
+    """The private subnets (a list of IDs, or an Input of one) in Availability Zones `zones` (a pool pinned
+    to its reservation's AZ, or an EFA pool's one AZ): from the subnets gpuplane created (their zones are
+    known), else found by EC2 (`ec2:DescribeSubnets` filtered by ID and zone) among the given ones."""
+    if known_zones is not None:
+        pairs = pulumi.Output.all(pulumi.Output.all(*subnets), pulumi.Output.all(*known_zones))
+        return pairs.apply(lambda v: [s for s, z in zip(v[0], v[1], strict=True) if z in zones])
+    filters: list[aws.ec2.GetSubnetsFilterArgsDict] = [
+        {"name": "subnet-id", "values": cast(Any, subnets)},  # Outputs inside: the invoke waits for them
+        {"name": "availability-zone", "values": list(zones)},
+    ]
+    return aws.ec2.get_subnets_output(filters=filters, opts=pulumi.InvokeOutputOptions(parent=parent)).ids

@@ -17,6 +17,7 @@ from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..kube import custom_resource, pinned_release
 from ..names import ROLE, fit_autoname
+from . import efa
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies
 from .render import node_policies
@@ -182,16 +183,22 @@ class Karpenter(pulumi.ComponentResource):
                 spec=spec,
                 opts=after,
             )
+        for pool in [p for p in args.classes if efa.is_efa(p)]:
+            spec = pulumi.Output.from_input(role_name).apply(functools.partial(self._efa_class_spec, pool, args))
+            k8s.apiextensions.CustomResource(
+                f"{name}-{efa.node_class_name(pool)}",
+                api_version="karpenter.k8s.aws/v1",
+                kind="EC2NodeClass",
+                metadata={"name": efa.node_class_name(pool)},
+                spec=spec,
+                opts=after,
+            )
         s = args.settings
         for pool in args.classes:
             obj = kr.gpu_node_pool(
                 args.cluster,
                 pool,
-                {
-                    "group": "karpenter.k8s.aws",
-                    "kind": "EC2NodeClass",
-                    "name": kr.node_class_name(*kr.node_class_key(pool)),
-                },
+                {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": kr.pool_node_class(pool)},
                 "karpenter.k8s.aws",
                 {"consolidationPolicy": s.consolidationPolicy, "consolidateAfter": s.consolidateAfter},
                 s.expireAfter,
@@ -213,3 +220,8 @@ class Karpenter(pulumi.ComponentResource):
         )
         spec: dict[str, Any] = obj["spec"]
         return spec
+
+    @staticmethod
+    def _efa_class_spec(pool: GpuPool, args: KarpenterArgs, role: str) -> dict[str, Any]:
+        # an EFA class's own EC2NodeClass keeps its reservation terms too (a Capacity Block of p5s, say)
+        return kr.efa_node_class_spec(Karpenter._node_class_spec(kr.node_class_key(pool), args, role), pool)

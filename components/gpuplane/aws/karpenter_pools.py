@@ -3,7 +3,7 @@
 annotations`: the multi-language package reads these annotations)."""
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
@@ -16,6 +16,7 @@ from ..kube import custom_resource
 from ..nodes import pool_labels
 from ..nvidia.sharing import operator_node_labels
 from ..placement import gpu_nodes
+from . import efa
 from . import karpenter_render as kr
 
 PLACEHOLDER_REGION = "us-east-1"
@@ -78,6 +79,11 @@ def node_class_spec(
     return spec
 
 
+def efa_class_spec(base: Callable[[list[Any]], Any], pool: Any, v: list[Any]) -> Any:
+    """An EFA class's EC2NodeClass spec: `base`'s spec for (cluster, role, subnets) `v` plus its interfaces."""
+    return kr.efa_node_class_spec(base(v), pool)
+
+
 class KarpenterGpuNodePools(pulumi.ComponentResource):
     """Karpenter GPU NodePools (one per class, tainted and labelled like every gpuplane GPU pool), their
     EC2NodeClasses (one per image family and disk size) and a NodeOverlay per sharing class. Pass the
@@ -127,14 +133,24 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
                     opts=child,
                 )
             )
+        for pool in [p for p in cfg.gpuPools if efa.is_efa(p)]:
+            key = kr.node_class_key(pool)
+            reserved = kr.key_reservation(cfg.gpuPools, key)
+            base = functools.partial(node_class_spec, key, reserved, s, args.get("discovery_tags"))
+            classes.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{efa.node_class_name(pool)}",
+                    api_version="karpenter.k8s.aws/v1",
+                    kind="EC2NodeClass",
+                    metadata={"name": efa.node_class_name(pool)},
+                    spec=lift(refs, functools.partial(efa_class_spec, base, pool)),
+                    opts=child,
+                )
+            )
         after = pulumi.ResourceOptions(parent=self, depends_on=classes)
         self.gpu_nodes = []
         for pool in cfg.gpuPools:
-            ref = {
-                "group": "karpenter.k8s.aws",
-                "kind": "EC2NodeClass",
-                "name": kr.node_class_name(*kr.node_class_key(pool)),
-            }
+            ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": kr.pool_node_class(pool)}
             disruption = {"consolidationPolicy": s.consolidationPolicy, "consolidateAfter": s.consolidateAfter}
             obj = kr.gpu_node_pool(cfg.cluster, pool, ref, "karpenter.k8s.aws", disruption, s.expireAfter)
             custom_resource(f"{name}-{pool.name}", obj, after)

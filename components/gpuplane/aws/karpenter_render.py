@@ -18,6 +18,7 @@ from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import advertised, operator_node_labels
+from . import efa
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -125,8 +126,9 @@ def node_class_key(pool: GpuPool) -> NodeClassKey:
 
 
 def node_classes(pools: Sequence[GpuPool]) -> list[NodeClassKey]:
-    """The distinct (image family, disk GB, owner) of the classes, in class order."""
-    return list(dict.fromkeys(node_class_key(p) for p in pools))
+    """The distinct (image family, disk GB, owner) of the classes without EFA, in class order (an EFA class
+    has its own EC2NodeClass: `efa.node_class_name`)."""
+    return list(dict.fromkeys(node_class_key(p) for p in pools if not efa.is_efa(p)))
 
 
 def node_class_name(family: str, disk_gb: int, owner: str = "") -> str:
@@ -142,6 +144,17 @@ def reservation_terms(r: Reservation) -> list[dict[str, Any]]:
     """`capacityReservationSelectorTerms`: one term per ID, or one tag term. A term's `id` excludes
     every other field (EC2NodeClass CEL, karpenter.k8s.aws_ec2nodeclasses.yaml); terms are ORed."""
     return [{"id": i} for i in r.ids] or [{"tags": dict(r.tags)}]
+
+
+def pool_node_class(pool: GpuPool) -> str:
+    """The EC2NodeClass a class's NodePool refers to."""
+    return efa.node_class_name(pool) if efa.is_efa(pool) else node_class_name(*node_class_key(pool))
+
+
+def efa_node_class_spec(base: dict[str, Any], pool: GpuPool) -> dict[str, Any]:
+    """An EFA class's EC2NodeClass spec: its image family and disk's spec plus EFA interfaces (and the
+    placement group the user names)."""
+    return {**base, **efa.node_class_fields(pool)}
 
 
 def ec2_node_class(
@@ -246,6 +259,7 @@ def gpu_node_pool(
         requirements.append(
             {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(pool.instanceTypes)}
         )
+    requirements += efa.requirements(pool)
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",

@@ -13,7 +13,7 @@ from ..inputs import GpuNodes, GpuPoolArgs
 from ..placement import gpu_nodes
 from . import render
 from .capacity_render import reservation_zone, reserved_launch_args
-from .cluster import subnets_in_zone
+from .cluster import subnets_in_zones
 
 PLACEHOLDER_REGION = "us-east-1"
 """AWS pool checks do not depend on the region; the model needs one."""
@@ -91,9 +91,10 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
                 opts=child,
             )
             zone = reservation_zone(pool)
+            zones = list(pool.zones or ([zone] if zone is not None else []))
             subnets = args["subnet_ids"]
-            if zone is not None:  # a reservation lives in one AZ: only its subnets
-                subnets = subnets_in_zone(subnets, None, zone, self)
+            if zones:  # a reservation lives in one AZ (and an EFA pool is pinned to one): only their subnets
+                subnets = subnets_in_zones(subnets, None, zones, self)
             wiring: dict[str, Any] = {
                 "cluster_name": cluster,
                 "node_role_arn": args["node_role_arn"],

@@ -21,15 +21,16 @@ from ..catalog import NODE_IMAGES
 from ..catalog.platforms import Source
 from ..config.model import StackConfig
 from ..inputs import AmiType, ExporterHost, GpuNodes, GpuPoolArgs
-from ..kube import custom_resource
+from ..kube import custom_resource, pinned_release
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import pool_labels
+from ..nodes import pool_labels, pool_target
 from ..nvidia import dcgm, operator
 from ..placement import gpu_nodes
 from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
+from . import efa
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
 from .cluster import EksGpuCluster, EksGpuClusterArgs
@@ -151,6 +152,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
             parent=self, providers={"aws": provider, "kubernetes": self.cluster.k8s_provider}
         )
         PROVISIONERS[cfg.platform](self, name, cfg, on_k8s)
+        efa_device_plugin(name, cfg, on_k8s)
         self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
         smoke_tests(name, cfg, [self.exporter], on_k8s)
@@ -217,6 +219,22 @@ class EksGpuPlatform(pulumi.ComponentResource):
             namespace=cfg.monitoring.namespace,
         )
         return dcgm.DcgmExporter(f"{name}-dcgm", args, opts=opts)
+
+
+def efa_device_plugin(name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
+    """The EFA device plugin (advertises `vpc.amazonaws.com/efa`) on the EFA pools' nodes, when there are any."""
+    pools = [p for p in cfg.gpuPools if efa.is_efa(p)]
+    if not pools:
+        return None
+    targets = [pool_target("aws", cfg.cluster.name, p) for p in pools]
+    return pinned_release(
+        f"{name}-efa-device-plugin",
+        efa.DEVICE_PLUGIN_RELEASE,
+        efa.DEVICE_PLUGIN_RELEASE,
+        efa.DEVICE_PLUGIN_NAMESPACE,
+        efa.device_plugin_values(targets, pools),
+        opts=opts,
+    )
 
 
 Step = Callable[[EksGpuPlatform, str, StackConfig, pulumi.ResourceOptions], object]

@@ -17,6 +17,7 @@ from typing import Any
 from ..catalog import NODE_IMAGES, lookup
 from ..config.capacity import eks_capacity_type
 from ..config.model import ClusterConfig, GpuPool
+from ..config.network import efa_instances
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import advertised, operator_node_labels
 
@@ -140,6 +141,8 @@ def instance_types(pool: GpuPool) -> list[str]:
     """The pool's instance types: configured, or the catalog's smallest for its GPU count."""
     if pool.instanceTypes:
         return list(pool.instanceTypes)
+    if pool.network == "efa":  # the smallest type that takes EFA (config validation checked there is one)
+        return efa_instances(pool.gpu, pool.gpusPerNode, None)[:1]
     gpu = lookup(pool.gpu)
     assert gpu is not None and gpu.aws is not None, f"{pool.gpu} has no AWS offer (config validation missed it)"
     found = gpu.aws.default_instance(pool.gpusPerNode)
@@ -237,6 +240,11 @@ def node_template_tags(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
         tags[f"{CA_TAG_PREFIX}/taint/{t.key}"] = f"{t.value}:{t.effect}"
     for resource, count in advertised(pool, "aws").items():
         tags[f"{CA_TAG_PREFIX}/resources/{resource}"] = str(count)
+    if pool.network == "efa":  # pods that request EFA devices must also scale an EFA group up from zero
+        from .efa import efa_limits
+
+        for resource, count in efa_limits(pool).items():
+            tags[f"{CA_TAG_PREFIX}/resources/{resource}"] = str(count)
     return tags
 
 

@@ -203,13 +203,16 @@ def pool_machines(cloud: str, pool: GpuPool) -> list[str]:
     return list(pool.instanceTypes or [i for i, n in gpu.aws.instances.items() if n == pool.gpusPerNode])
 
 
-def gcp_pool_zones(pool: GpuPool, region: str, zones: Sequence[str]) -> list[str]:
-    """Zones a GKE pool's nodes may use: the configured zones that offer its GPU (all offering zones
-    when none are configured); the same rule as `gcp.render.pool_zones`."""
+def gcp_pool_zones(pool: GpuPool, region: str, zones: Sequence[str]) -> list[str] | None:
+    """Zones a GKE pool's nodes use: the pool's own `zones`, else the cluster's zones that offer its GPU
+    (all offering zones when none are configured), or None when the catalog has no data for the region
+    (the cluster's node locations then apply). `gcp.render.pool_zones` renders exactly this."""
+    if pool.zones:
+        return list(pool.zones)
     gpu = lookup(pool.gpu)
     offered = GCP_ZONES.get(gpu.gcp.accelerator, {}).get(region) if gpu and gpu.gcp else None
     if offered is None:
-        return list(zones)
+        return None
     return [z for z in (zones or offered) if z in offered]
 
 
@@ -307,7 +310,7 @@ def _reservation_problems(
 def _zone_problems(cfg: StackConfig, at: Loc, pool: GpuPool, zone: str) -> list[tuple[Loc, str]]:
     loc = (*at, "reservation", "zone")
     if cfg.gcp is not None:
-        zones = gcp_pool_zones(pool, cfg.gcp.region, cfg.gcp.zones)
+        zones = gcp_pool_zones(pool, cfg.gcp.region, cfg.gcp.zones) or list(cfg.gcp.zones)
         if zones and zone not in zones:
             return [(loc, f"the reservation is in {zone}, but the pool's nodes run in {', '.join(zones)}")]
         if not zones and not zone.startswith(cfg.gcp.region + "-"):

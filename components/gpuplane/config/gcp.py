@@ -68,6 +68,12 @@ class GcpConfig(Model):
     Google IAM still required), like EKS's default `publicAccessCidrs`; narrow it to your offices and CI.
     An empty list admits no outside CIDR block."""
 
+    multiNetworking: bool = False
+    """GKE multi-networking on dataplane V2 (`enable_multi_networking`, `datapath_provider:
+    ADVANCED_DATAPATH`), which `network: gpudirect` pools need. A cluster setting of its own, so adding or
+    removing GPUDirect pools never changes the cluster: turning it on (or off) later replaces an existing
+    cluster (the datapath provider cannot change in place), so decide when the cluster is created."""
+
     @field_validator("region")
     @classmethod
     def _known_region(cls, v: str, info: ValidationInfo) -> str:

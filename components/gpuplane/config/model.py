@@ -20,6 +20,7 @@ from .capacity import MAX_RUN_SECONDS, CapacityType, Reservation, duration_secon
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
+from .network import PLACEMENT_GROUP, check_network, check_zones
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
 from .queues import QueuesConfig
 from .sharing import Sharing
@@ -298,6 +299,57 @@ class GpuPool(_Model):
 
     _valid_labels = field_validator("labels")(valid_labels)
 
+    zones: list[str] | None = Field(default=None, min_length=1)
+    """Zones of this pool's nodes (AWS Availability Zones such as `us-east-1a`, or GCP zones); unset: the
+    cluster's. A multi-node `network` pool needs exactly one."""
+    network: Literal["efa", "gpudirect"] | None = None
+    """Multi-node GPU networking (docs/multi-node.md): `efa` on EKS (EFA interfaces, a cluster placement
+    group, one AZ), `gpudirect` on GKE A3 Mega / A3 Ultra / A4 (extra VPCs, multi-networking, compact
+    placement). Only where the catalog says the instance or machine type has it."""
+    placementGroup: str | None = None
+    """AWS, with `network: efa`: an existing cluster placement group (name, or `pg-` ID) to launch into;
+    unset: managed node groups get their own, Karpenter classes launch without one."""
+
+    @field_validator("zones")
+    @classmethod
+    def _zones(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        return check_zones(v, _cloud(info))
+
+    @field_validator("network")
+    @classmethod
+    def _network_possible(cls, v: str | None, info: ValidationInfo) -> str | None:
+        gpu = lookup(str(info.data.get("gpu", "")))
+        count = int(info.data.get("gpusPerNode") or 1)
+        machine = info.data.get("machineType")
+        if machine is None and gpu is not None and gpu.gcp is not None:
+            machine = gpu.gcp.default_machine(count)
+        platform = context_value(info, "platform")
+        sharing = info.data.get("sharing")
+        check_network(
+            v,
+            cloud=_cloud(info),
+            platform=platform.name if isinstance(platform, Platform) else None,
+            gpu=gpu.name if gpu is not None else str(info.data.get("gpu", "")),
+            count=count,
+            machine=machine,
+            instance_types=info.data.get("instanceTypes"),
+            zones=info.data.get("zones"),
+            sharing=sharing.strategy if isinstance(sharing, Sharing) else None,
+        )
+        return v
+
+    @field_validator("placementGroup")
+    @classmethod
+    def _placement_group(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        failed = "network" not in info.data  # already reported there
+        if not failed and info.data["network"] != "efa" or _cloud(info) == "gcp":
+            raise ValueError("is for AWS pools with network: efa (a cluster placement group for EFA)")
+        if not PLACEMENT_GROUP.match(v):
+            raise ValueError(f"{v!r} is not a placement group name or pg- ID")
+        return v
+
 
 class SmokeTest(_Model):
     """An `nvidia-smi` Job per GPU pool after deploy (off by default)."""
@@ -371,6 +423,13 @@ class StackConfig(_Model):
                 else "GPU class (its ceiling becomes the auto-provisioner's GPU limit)"
             )
             raise ValueError(f"{platform.name} needs at least {platform.min_pools} {what}")
+        gcp = info.data.get("gcp")
+        direct = [p.name for p in v if p.network == "gpudirect"]
+        if direct and isinstance(gcp, GcpConfig) and not gcp.multiNetworking:
+            raise ValueError(
+                f"gpudirect pools ({', '.join(direct)}) need gcp.multiNetworking: true (set it when creating the "
+                "cluster: turning it on replaces an existing one)"
+            )
         names = [p.name for p in v]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

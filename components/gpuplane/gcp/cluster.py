@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -12,7 +13,7 @@ from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..lifecycle import keep_options
-from . import render
+from . import gpudirect, render
 from .access import kube_access, node_service_account
 from .network import cloud_nat
 
@@ -62,6 +63,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
         sa, roles = node_service_account(name, args.cluster, args.gcp, child)
 
         cluster_args = render.cluster_args(args.cluster, args.gcp, args.managed_prometheus, sa.email)
+        fixed = args.gpu_pools if args.auto_provisioning is None else []
+        if args.gcp.multiNetworking:
+            cluster_args.update(gpudirect.cluster_fields())
         if args.auto_provisioning is not None:
             cluster_args["cluster_autoscaling"] = render.cluster_autoscaling(
                 args.auto_provisioning, args.gcp, args.gpu_pools, sa.email
@@ -69,6 +73,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
         cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=keep_options(args.cluster, child))
         # Private nodes pull images through the NAT: pools (and so the add-ons) wait for it.
         nat = cloud_nat(name, args.cluster.name, args.gcp, child)
+        networks, made = gpudirect.create_networks(name, args.cluster.name, args.gcp, fixed, child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=[*roles, *nat])
         gcp.container.NodePool(
             f"{name}-system",
@@ -79,11 +84,12 @@ class GkeGpuCluster(pulumi.ComponentResource):
             name,
             args.cluster,
             args.gcp,
-            args.gpu_pools if args.auto_provisioning is None else [],
+            fixed,
             cluster.id,
             sa.email,
-            pool_opts,
+            pulumi.ResourceOptions.merge(pool_opts, pulumi.ResourceOptions(depends_on=made)) if made else pool_opts,
             own_cluster=True,
+            networks=networks,
         )
 
         self.kubeconfig, self.k8s_provider = kube_access(
@@ -118,13 +124,14 @@ def create_gpu_pools(
     sa_email: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
     own_cluster: bool = False,
+    networks: Mapping[str, Sequence[tuple[str, Any, Any]]] | None = None,
 ) -> list[gcp.container.NodePool]:
-    """One GPU node pool per configured pool, on the cluster `cluster_id` (gpuplane's own or an existing one)."""
-    return [
-        gcp.container.NodePool(
-            f"{name}-{pool.name}",
-            **render.gpu_pool_args(cluster, gcp_cfg, pool, cluster_id, sa_email, own_cluster),
-            opts=pool_options(opts),
-        )
-        for pool in pools
-    ]
+    """One GPU node pool per configured pool, on the cluster `cluster_id` (gpuplane's own or an existing one);
+    `networks`: the extra NICs of GPUDirect pools (`gpudirect.create_networks`)."""
+    out = []
+    for pool in pools:
+        pool_args = render.gpu_pool_args(cluster, gcp_cfg, pool, cluster_id, sa_email, own_cluster)
+        if networks and pool.name in networks:
+            gpudirect.apply_node_pool(pool_args, pool, networks[pool.name])
+        out.append(gcp.container.NodePool(f"{name}-{pool.name}", **pool_args, opts=pool_options(opts)))
+    return out

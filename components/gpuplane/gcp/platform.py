@@ -13,9 +13,11 @@ from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
 from ..inputs import ExporterHost, GpuPoolArgs
+from ..kube import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
@@ -24,6 +26,7 @@ from ..nvidia import dcgm
 from ..placement import gpu_nodes
 from ..platform_args import AutoProvisioningArgs, ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
+from . import gpudirect
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -136,6 +139,15 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             exporter_args(cfg),
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
+        fixed = cfg.gpuPools if cfg.platform_spec.fixed_pools else []
+        for obj in gpudirect.kube_objects(fixed, cfg.cluster.name):
+            kind = obj["kind"]
+            resource = f"{name}-{obj['metadata']['name']}" + ("" if kind == "DaemonSet" else f"-{kind.lower()}")
+            on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
+            if kind == "DaemonSet":
+                k8s.apps.v1.DaemonSet(resource, metadata=obj["metadata"], spec=obj["spec"], opts=on_k8s)
+            else:
+                custom_resource(resource, obj, on_k8s)
         self.monitoring = gpu_monitoring(
             f"{name}-monitoring",
             cfg,

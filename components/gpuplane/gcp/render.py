@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..catalog import lookup
-from ..catalog.availability import GCP_ZONES
+from ..config.capacity import gcp_pool_zones
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
@@ -98,12 +98,9 @@ def accelerator(pool: GpuPool) -> str:
 
 
 def pool_zones(pool: GpuPool, gcp: GcpConfig) -> list[str] | None:
-    """Zones for a GPU pool: the cluster's zones that offer its GPU (GPU catalog), or None when the
-    catalog has no data for the region (the cluster's node locations then apply)."""
-    offered = GCP_ZONES.get(accelerator(pool), {}).get(gcp.region)
-    if offered is None:
-        return None
-    return [z for z in (gcp.zones or offered) if z in offered]
+    """Zones for a GPU pool (`config.capacity.gcp_pool_zones`: its own, else the cluster's zones that offer
+    its GPU), or None when the catalog has no data for the region (the cluster's node locations apply)."""
+    return gcp_pool_zones(pool, gcp.region, gcp.zones)
 
 
 def cluster_args(

@@ -149,6 +149,9 @@ def _policy_document(args: Mapping[str, Any]) -> dict[str, Any]:
 
 def aws_calls(region: Callable[[], str]) -> dict[str, Call]:
     def subnets(args: Mapping[str, Any]) -> dict[str, Any]:
+        chosen = {f.get("name"): list(f.get("values") or []) for f in args.get("filters") or []}
+        if "subnet-id" in chosen:  # gpuplane's zonal pools: one of the given subnets per zone asked for
+            return {"id": region(), "ids": chosen["subnet-id"][: len(chosen.get("availability-zone") or [0])]}
         key = json.dumps(args.get("filters") or args.get("tags") or {}, sort_keys=True)
         return {
             "id": region(),

@@ -165,6 +165,12 @@ PLATFORM_CRDS: Mapping[str, tuple[PlatformCrds, ...]] = MappingProxyType(
                 "GKE docs, Managed Service for Prometheus: managed collection installs the PodMonitoring CRDs",
             ),
             PlatformCrds(
+                ("enableMultiNetworking", True),
+                ("networking.gke.io",),
+                "GKE docs, Set up multi-network support for Pods: a multi-networking cluster has the Network and "
+                "GKENetworkParamSet (networking.gke.io/v1) CRDs",
+            ),
+            PlatformCrds(
                 ("enableAutopilot", True),
                 ("monitoring.googleapis.com",),
                 "GKE docs: managed collection is on by default in Autopilot clusters (1.25+)",

@@ -183,6 +183,24 @@ class ChartPod:
     path: str
     defaults: Mapping[str, Any] = field(default_factory=dict)
     enabled: tuple[str, bool] | None = None
+    derive: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """Scheduling fields the chart's template builds from other values (they override the defaults)."""
+
+
+def efa_plugin_affinity(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The EFA device plugin's node affinity as its template renders it from `supportedInstanceLabels`
+    (chart default: the EFA instance types; gpuplane sets its EFA pools' types)."""
+    labels = values.get("supportedInstanceLabels") or {}
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": k, "operator": "In", "values": list(labels.get("values") or [])},
+                {"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["auto"]},
+            ]
+        }
+        for k in labels.get("keys") or []
+    ]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
 
 _NO_SCHEDULE_EXISTS = [{"operator": "Exists", "effect": "NoSchedule"}]
@@ -276,6 +294,17 @@ CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
             ChartPod("kueueviz-backend", "kueueViz.backend", enabled=("enableKueueViz", False)),
             ChartPod("kueueviz-frontend", "kueueViz.frontend", enabled=("enableKueueViz", False)),
         ),
+        # aws-efa-k8s-device-plugin v0.5.30 templates/daemonset.yaml: tolerates `CriticalAddonsOnly` (plus
+        # `tolerations`; the simulator keeps only the values' list, the stricter reading), takes `nodeSelector`,
+        # and requires `supportedInstanceLabels.keys` In `supportedInstanceLabels.values` and no Auto Mode.
+        "aws-efa-k8s-device-plugin": (
+            ChartPod(
+                "device-plugin",
+                "",
+                {"tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}]},
+                derive=lambda values: {"affinity": efa_plugin_affinity(values)},
+            ),
+        ),
         "karpenter-crd": (),
         "prometheus-operator-crds": (),
     }
@@ -328,6 +357,8 @@ def pod_templates(plan: Plan) -> Iterator[PodTemplate]:
                 found = at_path(values, pod.path) if pod.path else values
                 here: dict[str, Any] = found if isinstance(found, dict) else {}
                 spec = {k: merge(pod.defaults.get(k), here.get(k)) for k in ("nodeSelector", "tolerations", "affinity")}
+                if pod.derive is not None:
+                    spec.update(pod.derive(here))
                 where = f"values `{pod.path}`" if pod.path else "top-level values"
                 yield PodTemplate(r.urn, f"{r.name}: {pod.name} ({where})", spec)
         elif r.type.startswith("kubernetes:") and r.type.rsplit(":", 1)[-1] in WORKLOAD_SPEC:

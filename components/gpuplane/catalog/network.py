@@ -1,0 +1,141 @@
+"""Multi-node networking facts per instance / machine type: EFA interfaces (AWS), GPUDirect networks (GKE) and
+the network-topology node labels each cloud sets. Data only; `config.model` refuses pools these tables do
+not allow, and the AWS / GKE renders read them.
+
+Sources (checked 2026-11):
+- EFA interfaces per instance type: the `vpc.amazonaws.com/efa` capacity Karpenter v1.14 lists per type
+  (aws/karpenter-provider-aws website/content/en/v1.14/reference/instance-types.md, generated from
+  EC2 DescribeInstanceTypes `NetworkInfo.EfaInfo.MaximumEfaInterfaces`); one EFA per network card (EKS
+  user guide ml/node-efa.adoc, "You can assign up to one EFA per network card").
+- EKS topology labels: EKS user guide "Place distributed AI/ML workloads with network topology labels"
+  (eks/latest/userguide/ml-workload-topology), instance types from EC2 "Prerequisites for Amazon EC2
+  topology" (3 network layers; p6-b200 / p6-b300: 4).
+- GKE GPUDirect: GKE "Maximize GPU network bandwidth with GPUDirect and multi-networking"
+  (kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx and gpudirect-rdma): A3 Mega
+  (GPUDirect-TCPXO) needs 8 extra VPCs, one subnet each, MTU 8244; A3 Ultra / A4 (GPUDirect RDMA) need one
+  extra gVNIC VPC and one RoCE VPC (network profile `<zone>-vpc-roce`, MTU 8896) with 8 subnets. The
+  installer DaemonSets are GoogleCloudPlatform/container-engine-accelerators
+  gpudirect-tcpxo/nccl-tcpxo-installer.yaml and gpudirect-rdma/nccl-rdma-installer.yaml (992db812).
+- GKE topology labels `cloud.google.com/gce-topology-{block,subblock,host}`: GKE "Topology-aware
+  scheduling" for A3 Mega / A3 Ultra / A4 (compact placement, reservations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+EFA_INTERFACES: Mapping[str, int] = MappingProxyType(
+    {
+        "g4dn.8xlarge": 1,
+        "g4dn.12xlarge": 1,
+        "g4dn.16xlarge": 1,
+        "g4dn.metal": 1,
+        "g5.8xlarge": 1,
+        "g5.12xlarge": 1,
+        "g5.16xlarge": 1,
+        "g5.24xlarge": 1,
+        "g5.48xlarge": 1,
+        "g6.8xlarge": 1,
+        "g6.12xlarge": 1,
+        "g6.16xlarge": 1,
+        "g6.24xlarge": 1,
+        "g6.48xlarge": 1,
+        "g6e.8xlarge": 1,
+        "g6e.12xlarge": 1,
+        "g6e.16xlarge": 1,
+        "g6e.24xlarge": 2,
+        "g6e.48xlarge": 4,
+        "p3dn.24xlarge": 1,
+        "p4d.24xlarge": 4,
+        "p4de.24xlarge": 4,
+        "p5.4xlarge": 1,
+        "p5.48xlarge": 32,
+        "p5e.48xlarge": 32,
+        "p5en.48xlarge": 16,
+    }
+)
+"""Instance type -> EFA interfaces it takes (one per network card). Types not listed have no EFA."""
+
+EKS_TOPOLOGY_LAYERS: tuple[str, ...] = tuple(f"topology.k8s.aws/network-node-layer-{i}" for i in (1, 2, 3))
+"""EKS node labels naming a node's network nodes, top layer first (layer 3 is the closest for 3-layer types)."""
+
+EKS_TOPOLOGY_TYPES: frozenset[str] = frozenset(
+    {
+        *(f"g6e.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")),
+        "g6e.48xlarge",
+        "p3dn.24xlarge",
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+    }
+)
+"""Instance types EKS labels with `topology.k8s.aws/network-node-layer-{1,2,3}`."""
+
+GKE_TOPOLOGY_LAYERS: tuple[str, ...] = ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock")
+"""GKE node labels of a node's place in the cluster network, broadest first. GKE also sets
+`cloud.google.com/gce-topology-host`, which names the node's own host: a group of one whole-node pod, so no
+use for packing a job and not listed."""
+
+
+@dataclass(frozen=True)
+class GpuDirect:
+    """What one GKE machine type needs for GPUDirect: its extra networks and NCCL plugin installer."""
+
+    kind: str
+    """`tcpxo` (A3 Mega) or `rdma` (A3 Ultra, A4)."""
+    gvnic_networks: int
+    """Extra VPCs (one subnet each) of the host's gVNIC NICs."""
+    rdma_subnets: int
+    """Subnets of the one RoCE VPC (RDMA NICs); 0 when the machine has no RDMA NICs."""
+    mtu: int
+    """MTU of the extra VPCs."""
+    device_mode: str
+    """`GKENetworkParamSet.spec.deviceMode` of the GPU NICs' networks (`NetDevice` or `RDMA`)."""
+    installer: str
+    """Key of the NCCL plugin installer DaemonSet (`gcp.gpudirect.INSTALLERS`)."""
+
+    @property
+    def additional_networks(self) -> int:
+        """Node network interfaces beyond the primary one (`additional_node_network_configs`)."""
+        return self.gvnic_networks + self.rdma_subnets
+
+
+GPUDIRECT: Mapping[str, GpuDirect] = MappingProxyType(
+    {
+        "a3-megagpu-8g": GpuDirect("tcpxo", 8, 0, 8244, "NetDevice", "tcpxo"),
+        "a3-ultragpu-8g": GpuDirect("rdma", 1, 8, 8896, "RDMA", "rdma"),
+        "a4-highgpu-8g": GpuDirect("rdma", 1, 8, 8896, "RDMA", "rdma"),
+    }
+)
+"""GKE machine type -> its GPUDirect networking. Other machine types have none."""
+
+GKE_TOPOLOGY_TYPES: frozenset[str] = frozenset(GPUDIRECT)
+"""Machine types GKE labels with `cloud.google.com/gce-topology-*`."""
+
+
+@dataclass(frozen=True)
+class TopologyLabels:
+    """The network-topology node labels of an instance / machine type, broadest first (empty: none)."""
+
+    keys: tuple[str, ...]
+
+    @property
+    def closest(self) -> str | None:
+        """The most selective label (nodes sharing its value are nearest each other)."""
+        return self.keys[-1] if self.keys else None
+
+
+def topology_labels(cloud: str, instance_type: str) -> TopologyLabels:
+    """The topology labels the cloud puts on nodes of `instance_type` (`aws`) or machine type (`gcp`)."""
+    if cloud == "aws":
+        return TopologyLabels(EKS_TOPOLOGY_LAYERS if instance_type in EKS_TOPOLOGY_TYPES else ())
+    return TopologyLabels(GKE_TOPOLOGY_LAYERS if instance_type in GKE_TOPOLOGY_TYPES else ())
+
+
+def efa_types() -> tuple[str, ...]:
+    """Instance types with EFA, in catalog order."""
+    return tuple(EFA_INTERFACES)
