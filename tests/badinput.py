@@ -19,7 +19,7 @@ from gpuplane.config import ConfigError
 from gpuplane.config.base import models_in
 from gpuplane.config.model import StackConfig
 from gpuplane.plan.mocks import PlanMocks
-from gpuplane.plan.runner import RecordingMonitor, install
+from gpuplane.plan.runner import RecordingMonitor, install, program_run
 from gpuplane.plan.stackfile import StackFile, load
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -60,11 +60,12 @@ def run_program(stack: StackFile) -> Outcome:
     Any other exception propagates (and fails the calling test)."""
     from gpuplane.program import main
 
-    monitor: RecordingMonitor = install(stack, PlanMocks())
-    try:
-        _sync_await(run_pulumi_func(main))
-    except ConfigError as exc:
-        return Outcome(problems=exc.problems, registered=[r.type for r in monitor.registrations])
+    with program_run():  # the plan's own loop and GC policy
+        monitor: RecordingMonitor = install(stack, PlanMocks())
+        try:
+            _sync_await(run_pulumi_func(main))
+        except ConfigError as exc:
+            return Outcome(problems=exc.problems, registered=[r.type for r in monitor.registrations])
     return Outcome(problems=None, registered=[r.type for r in monitor.registrations])
 
 

@@ -8,6 +8,9 @@ bad stack registers nothing.
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +20,7 @@ from pulumi.runtime import mocks as pm
 from pulumi.runtime import settings as ps
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from ..config import parse_flat
 from .mocks import RESOURCE_SIG, SIG_KEY, PlanMocks
@@ -177,7 +180,10 @@ async def _resolve(value: Any) -> Any:
 
 
 def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> RecordingMonitor:
-    """Install fresh mocks and the stack's config for one program run (mocks are process-wide)."""
+    """Install fresh mocks and the stack's config for one program run (mocks are process-wide).
+
+    Outside `program_run` the SDK's process-wide event loop is used (created here if a run unset it)."""
+    _ensure_event_loop()
     monitor = RecordingMonitor(mocks or PlanMocks())
     if isinstance(monitor.mocks, PlanMocks):
         monitor.mocks.monitor = monitor
@@ -185,6 +191,56 @@ def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Reco
     ps.ROOT.set(None)
     pm.set_mocks(monitor.mocks, project=stack.project, stack=stack.stack, preview=False, monitor=monitor)
     return monitor
+
+
+@contextmanager
+def program_run() -> Iterator[asyncio.AbstractEventLoop]:
+    """One program run on its own event loop, closed in order afterwards, with the cyclic GC paused.
+
+    - The loop: the Pulumi SDK (pulumi/runtime/sync_await.py `_ensure_event_loop`) otherwise leaves one
+      global loop open for the life of the process; it is then closed by `BaseEventLoop.__del__` at
+      interpreter exit, where its self-pipe socket may already be finalised and CPython prints
+      `Exception ignored in: <function BaseEventLoop.__del__ ...> ValueError: Invalid file descriptor: -1`
+      (asyncio/selector_events.py `_close_self_pipe`). Here leftover tasks are cancelled, async generators
+      and the default executor shut down, then the loop is closed and unset. The mocks open no gRPC
+      channel (pulumi/runtime/mocks.py passes a `MockMonitor` object, not an address, to `Settings`).
+    - The GC: a run allocates hundreds of thousands of short-lived objects (Outputs, futures, tasks), and
+      generational collections over them and the imported provider SDKs' objects are a large share of a
+      plan; paused during the run, the collector frees the run's cycles afterwards in fewer passes.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield loop
+    finally:
+        try:
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+            if paused:
+                gc.enable()
+
+
+def run_program(stack: StackFile, program: Callable[[], None], mocks: pulumi.runtime.Mocks | None = None) -> Plan:
+    """Run `program` under fresh mocks with the stack's config and return what it registered and exported."""
+    with program_run() as loop:
+        monitor = install(stack, mocks)
+        ps.SETTINGS.rpc_manager.clear()
+        ps.SETTINGS.outputs.clear()
+        _sync_await(run_pulumi_func(program))
+        root = ps.get_root_resource()
+        stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
+        outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
+    return Plan(project=stack.project, stack=stack.stack, resources=tree_order(monitor.registrations), outputs=outputs)
 
 
 def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Plan:
@@ -195,15 +251,7 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
     from ..program import main
 
     parse_flat(stack.flat_config())
-    monitor = install(stack, mocks)
-    ps.SETTINGS.rpc_manager.clear()
-    ps.SETTINGS.outputs.clear()
-    _sync_await(run_pulumi_func(main))
-    root = ps.get_root_resource()
-    stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
-    loop = asyncio.get_event_loop()
-    outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
-    return Plan(project=stack.project, stack=stack.stack, resources=tree_order(monitor.registrations), outputs=outputs)
+    return run_program(stack, main, mocks)
 
 
 def tree_order(resources: list[PlannedResource]) -> list[PlannedResource]:
