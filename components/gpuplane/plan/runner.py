@@ -183,7 +183,7 @@ def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Reco
     """Install fresh mocks and the stack's config for one program run (mocks are process-wide).
 
     Outside `program_run` the SDK's process-wide event loop is used (created here if a run unset it)."""
-    _ensure_event_loop()
+    _ensure_event_loop()  # type: ignore[no-untyped-call]
     monitor = RecordingMonitor(mocks or PlanMocks())
     if isinstance(monitor.mocks, PlanMocks):
         monitor.mocks.monitor = monitor
