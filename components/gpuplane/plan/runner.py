@@ -17,8 +17,10 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pm
+from pulumi.runtime import resource as presource
 from pulumi.runtime import settings as ps
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -193,6 +195,10 @@ def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Reco
     return monitor
 
 
+def _no_stack_trace() -> Any:
+    return source_pb2.StackTrace()
+
+
 @contextmanager
 def program_run() -> Iterator[asyncio.AbstractEventLoop]:
     """One program run on its own event loop, closed in order afterwards, with the cyclic GC paused.
@@ -207,14 +213,20 @@ def program_run() -> Iterator[asyncio.AbstractEventLoop]:
     - The GC: a run allocates hundreds of thousands of short-lived objects (Outputs, futures, tasks), and
       generational collections over them and the imported provider SDKs' objects are a large share of a
       plan; paused during the run, the collector frees the run's cycles afterwards in fewer passes.
+    - Source positions: the SDK walks and formats the whole Python stack for every registration
+      (pulumi/runtime/resource.py `_get_stack_trace`, `traceback.extract_stack`) so that the engine can
+      point at user code; the recording monitor keeps none, so the run registers empty stack traces.
     """
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     paused = gc.isenabled()
     gc.disable()
+    stack_trace = presource._get_stack_trace
+    presource._get_stack_trace = _no_stack_trace
     try:
         yield loop
     finally:
+        presource._get_stack_trace = stack_trace
         try:
             pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
             for task in pending:
