@@ -47,7 +47,9 @@ def need_reference() -> Path:
     ref = reference_dir()
     if ref is None:
         unavailable(
-            "../shared/reference is absent (published CRDs/chart values); set GPUPLANE_REFERENCE to check against it",
+            "../shared/reference is absent (published CRD files and chart values: unknown fields, CEL rules, values"
+            " keys; tests/test_crd_models.py checks CRD structure without it, see docs/testing.md); set"
+            " GPUPLANE_REFERENCE to check against it",
             required_by="GPUPLANE_REQUIRE_REFERENCE",
         )
     return ref

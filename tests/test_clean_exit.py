@@ -19,7 +19,7 @@ from gpuplane.plan import load, plan_stack
 
 from .conftest import ROOT
 
-RUNS = 4
+RUNS = 3
 """CLI runs of the cheapest stack (each ~2 s of CPU, mostly importing the provider SDKs)."""
 
 
