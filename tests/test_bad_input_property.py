@@ -11,6 +11,7 @@ shards of one or two stacks (a heavy fleet with a light stack) that pytest-xdist
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections import Counter
 from typing import Any
@@ -157,10 +158,17 @@ def valid_tweaks(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tuple[
     return out
 
 
+@functools.cache
+def shipped(name: str) -> StackFile:
+    """A shipped stack, read once (reading the YAML was most of the cost of drawing an example); callers
+    copy its config before changing it."""
+    return load(name, ROOT)
+
+
 @st.composite
 def broken_stack(draw: Any, stacks: list[str]) -> tuple[StackFile, list[str]]:
     """One of `stacks` with some sections broken, and the key paths that were broken."""
-    base = load(draw(st.sampled_from(stacks)), ROOT)
+    base = shipped(draw(st.sampled_from(stacks)))
     raw = {k.removeprefix("gpuplane:"): v for k, v in base.config.items()}
     breakers = section_breakers(raw)
     count = draw(st.sampled_from([0, 1, 1, 2, 0, 3, 4]))  # about one example in seven plans
