@@ -129,6 +129,18 @@ def load_stack_config(stack: str) -> dict[str, Any]:
     return dict(yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])
 
 
+FIRST = ("tests/test_quality.py::test_mypy_strict_on_components", "tests/test_bad_input_property.py::")
+"""Tests started first, so that the other worker runs the rest meanwhile: mypy (minutes on a cold cache, in a
+new clone or CI; seconds once `.mypy_cache/` is warm) and the bad-input property's shards."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, prefix in enumerate(FIRST) if item.nodeid.startswith(prefix)), len(FIRST))
+
+    items.sort(key=rank)  # stable: every other order is kept
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Under pytest-xdist, a worker hands what its tests recorded to the controller (`pytest_testnodedown`)."""
     from .summary import LINES
