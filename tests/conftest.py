@@ -1,7 +1,15 @@
-"""Shared test helpers. Each test that plans runs the program afresh under newly installed mocks."""
+"""Shared test helpers.
+
+Plans: every plan runs the program under newly installed mocks (`plan_stack`). A test session plans each
+distinct stack config once (`cached_plan`, keyed by project, stack name and the whole config) and hands
+each test its own deep copy, so no test sees another's changes and none depends on test order.
+"""
 
 from __future__ import annotations
 
+import copy
+import importlib.util
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +47,9 @@ def need_reference() -> Path:
     ref = reference_dir()
     if ref is None:
         unavailable(
-            "../shared/reference is absent (published CRDs/chart values); set GPUPLANE_REFERENCE to check against it",
+            "../shared/reference is absent (published CRD files and chart values: unknown fields, CEL rules, values"
+            " keys; tests/test_crd_models.py checks CRD structure without it, see docs/testing.md); set"
+            " GPUPLANE_REFERENCE to check against it",
             required_by="GPUPLANE_REQUIRE_REFERENCE",
         )
     return ref
@@ -81,15 +91,23 @@ def to_yaml(data: Any) -> str:
     return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
 
 
+_PLANS: dict[str, Plan] = {}
+
+
+def cached_plan(stack: str | StackFile) -> Plan:
+    """The plan of a stack by name (from stacks/) or a StackFile: planned under fresh mocks the first time
+    this session sees that exact config, then a deep copy of that plan (a ConfigError is never cached)."""
+    sf = load(stack, ROOT) if isinstance(stack, str) else stack
+    key = json.dumps([sf.project, sf.stack, sf.config], sort_keys=True, default=repr)
+    if key not in _PLANS:
+        _PLANS[key] = plan_stack(sf)
+    return copy.deepcopy(_PLANS[key])
+
+
 @pytest.fixture
 def plan_of() -> Callable[[str | StackFile], Plan]:
-    """Plan a stack by name (from stacks/) or a StackFile, with fresh mocks for this test."""
-
-    def run(stack: str | StackFile) -> Plan:
-        sf = load(stack, ROOT) if isinstance(stack, str) else stack
-        return plan_stack(sf)
-
-    return run
+    """Plan a stack by name (from stacks/) or a StackFile (`cached_plan`: this test gets its own copy)."""
+    return cached_plan
 
 
 def config_problems(raw: dict[str, Any]) -> dict[str, str]:
@@ -113,6 +131,36 @@ def with_first_pool(base: dict[str, Any], **pool: Any) -> dict[str, Any]:
 def load_stack_config(stack: str) -> dict[str, Any]:
     """The raw `config:` map of a shipped stack."""
     return dict(yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
+FIRST = ("tests/test_quality.py::test_mypy_strict_on_components", "tests/test_bad_input_property.py::")
+"""Tests started first, so that the other worker runs the rest meanwhile: mypy (minutes on a cold cache, in a
+new clone or CI; seconds once `.mypy_cache/` is warm) and the bad-input property's shards."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, prefix in enumerate(FIRST) if item.nodeid.startswith(prefix)), len(FIRST))
+
+    items.sort(key=rank)  # stable: every other order is kept
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist, a worker hands what its tests recorded to the controller (`pytest_testnodedown`)."""
+    from .summary import LINES
+
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["gpuplane_summary"] = json.dumps(LINES)
+
+
+if importlib.util.find_spec("xdist") is not None:  # the hook exists only with pytest-xdist
+
+    def pytest_testnodedown(node: Any, error: Any) -> None:
+        from .summary import LINES
+
+        for section, lines in json.loads(getattr(node, "workeroutput", {}).get("gpuplane_summary", "{}")).items():
+            LINES.setdefault(section, []).extend(lines)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from gpuplane.plan import Plan, load, plan_stack
+from gpuplane.plan import Plan, load
 
-from .conftest import ROOT, stack_with
+from .conftest import ROOT, cached_plan, stack_with
 from .graph import kube_objects
 
 SMOKE = {"smokeTest": {"enabled": True}}
@@ -40,8 +40,8 @@ def object_files(stack: str, plan: Plan) -> dict[str, dict[str, Any]]:
 
 def stack_files(stack: str) -> dict[str, dict[str, Any]]:
     """The shipped stack's objects and, beside them, what the smoke test adds (identical where both emit)."""
-    files = object_files(stack, plan_stack(load(stack, ROOT)))
-    for path, obj in object_files(stack, plan_stack(stack_with(stack, **SMOKE))).items():
+    files = object_files(stack, cached_plan(load(stack, ROOT)))
+    for path, obj in object_files(stack, cached_plan(stack_with(stack, **SMOKE))).items():
         assert files.setdefault(path, obj) == obj, f"{path} differs when the smoke test is on"
     return files
 

@@ -4,15 +4,19 @@ Each example takes a shipped stack and breaks zero to four of its sections in wa
 whatever the rest says (wrong types, unknown keys, values out of range, bad patterns, duplicate pool
 names, a section that is not a mapping). The property: the program either plans, or raises exactly one
 ConfigError naming every broken key (or the key that holds it) and nothing unrelated; never any other
-exception, and nothing registered but the stack. Derandomized: the same 500 examples on every run.
+exception, and nothing registered but the stack. Derandomized: the same 500 examples on every run, in
+shards of one or two stacks (a heavy fleet with a light stack) that pytest-xdist spreads over the cores.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import math
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +29,8 @@ from .conftest import ROOT, STACKS
 from .summary import record
 
 EXAMPLES = 500
-TALLY: Counter[str] = Counter()
+SHARDS = [sorted({STACKS[i], STACKS[-1 - i]}) for i in range((len(STACKS) + 1) // 2)]
+"""Stacks drawn from by each shard: the first with the last, and so on (the two fleets land apart)."""
 
 _IDENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyzXYZ", min_size=3, max_size=12)
 _NOT_BOOL = st.sampled_from(["maybe", "yes please", [True], {"on": 1}, 3])
@@ -157,10 +162,17 @@ def valid_tweaks(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tuple[
     return out
 
 
+@functools.cache
+def shipped(name: str) -> StackFile:
+    """A shipped stack, read once (reading the YAML was most of the cost of drawing an example); callers
+    copy its config before changing it."""
+    return load(name, ROOT)
+
+
 @st.composite
-def broken_stack(draw: Any) -> tuple[StackFile, list[str]]:
-    """A shipped stack with some sections broken, and the key paths that were broken."""
-    base = load(draw(st.sampled_from(STACKS)), ROOT)
+def broken_stack(draw: Any, stacks: list[str]) -> tuple[StackFile, list[str]]:
+    """One of `stacks` with some sections broken, and the key paths that were broken."""
+    base = shipped(draw(st.sampled_from(stacks)))
     raw = {k.removeprefix("gpuplane:"): v for k, v in base.config.items()}
     breakers = section_breakers(raw)
     count = draw(st.sampled_from([0, 1, 1, 2, 0, 3, 4]))  # about one example in seven plans
@@ -201,21 +213,13 @@ def _covers(problem: str, key: str) -> bool:
     return key == problem or key.startswith(problem + ".") or key.startswith(problem + "[")
 
 
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(broken_stack())
-def test_plan_succeeds_or_one_error_names_each_broken_key(case: tuple[StackFile, list[str]]) -> None:
+def check(case: tuple[StackFile, list[str]], tally: Counter[str]) -> None:
     stack, broken = case
     outcome = run_program(stack)  # any exception but ConfigError fails the test
     if outcome.problems is None:
         assert not broken, f"planned although {broken} were broken"
         assert any(t.endswith(":Cluster") for t in outcome.registered), outcome.registered
-        TALLY["planned"] += 1
+        tally["planned"] += 1
         return
     assert outcome.registered == ["pulumi:pulumi:Stack"], "resources were registered before the error"
     named = [f"{p}" for p, _ in outcome.problems]
@@ -226,19 +230,31 @@ def test_plan_succeeds_or_one_error_names_each_broken_key(case: tuple[StackFile,
     for p in named:  # nothing unrelated is blamed
         assert any(_covers(p, k) or _covers(k, p) for k in keys), (p, keys, outcome.problems)
     assert len(set(named)) == len(named), outcome.problems
-    TALLY["refused"] += 1
-    TALLY[f"refused naming {len(broken)} broken section(s)"] += 1
+    tally["refused"] += 1
+    tally[f"refused naming {len(broken)} broken section(s)"] += 1
 
 
-def test_property_tally() -> None:
-    """Runs after the property (file order): print what the 500 examples did."""
-    total = sum(v for k, v in TALLY.items() if k in ("planned", "refused"))
-    if total == 0:  # the property was deselected
-        return
-    assert total >= EXAMPLES and TALLY["planned"] > 0 and TALLY["refused"] > 0
-    detail = ", ".join(f"{v} {k}" for k, v in sorted(TALLY.items()) if k not in ("planned", "refused"))
+@pytest.mark.parametrize("stacks", SHARDS, ids=["+".join(s) for s in SHARDS])
+def test_plan_succeeds_or_one_error_names_each_broken_key(stacks: list[str]) -> None:
+    examples = math.ceil(EXAMPLES * len(stacks) / len(STACKS))  # the shards add up to at least EXAMPLES
+    tally: Counter[str] = Counter()
+
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(broken_stack(stacks))
+    def prop(case: tuple[StackFile, list[str]]) -> None:
+        check(case, tally)
+
+    prop()
+    total = tally["planned"] + tally["refused"]
+    assert total >= examples and tally["planned"] > 0 and tally["refused"] > 0, tally
+    detail = ", ".join(f"{v} {k}" for k, v in sorted(tally.items()) if k not in ("planned", "refused"))
     record(
         "bad-input property (Hypothesis)",
-        f"{total} examples over {len(STACKS)} stacks: {TALLY['planned']} planned, "
-        f"{TALLY['refused']} refused ({detail})",
+        f"{total} examples over {', '.join(stacks)}: {tally['planned']} planned, {tally['refused']} refused ({detail})",
     )

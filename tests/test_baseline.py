@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from gpuplane.aws.render import NODE_POLICIES
-from gpuplane.plan import Plan, PlannedResource, load, plan_stack
+from gpuplane.plan import Plan, PlannedResource, load
 
-from .conftest import ROOT, STACKS, on_bottlerocket
+from .conftest import ROOT, STACKS, cached_plan, on_bottlerocket
 from .graph import RELEASE, kube_objects
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -135,9 +135,9 @@ VARIANTS = [*STACKS, "aws-managed+bottlerocket", "aws-karpenter+bottlerocket"]
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, Plan]:
-    out = {s: plan_stack(load(s, ROOT)) for s in STACKS}
+    out = {s: cached_plan(load(s, ROOT)) for s in STACKS}
     for variant in VARIANTS[len(STACKS) :]:
-        out[variant] = plan_stack(on_bottlerocket(variant.split("+")[0]))
+        out[variant] = cached_plan(on_bottlerocket(variant.split("+")[0]))
     return out
 
 

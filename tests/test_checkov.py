@@ -26,6 +26,9 @@ from .engines import unavailable
 from .manifests import stack_files, write
 from .summary import record
 
+# pytest-xdist: one worker runs the module: its scan fixture runs checkov once.
+pytestmark = pytest.mark.xdist_group("checkov")
+
 ALLOWLIST = Path(__file__).resolve().parent / "checkov-allowlist.yaml"
 REQUIREMENTS = ROOT / ".ci" / "checkov-requirements.txt"
 ENTRY_KEYS = {"id", "kind", "name", "why"}

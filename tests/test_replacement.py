@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from gpuplane.catalog import PLATFORMS
-from gpuplane.plan import Plan, load, plan_stack
+from gpuplane.plan import Plan, load
 from gpuplane.plan.diff import diff
 from gpuplane.plan.replacement import RULES, Effect, classify, covered, ignored_paths, rules_for
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, SINGLE, STACKS
+from .conftest import ROOT, SINGLE, STACKS, cached_plan
 from .test_upgrade_safety import MUST_NOT_REPLACE, owned_by_pool, pool_candidates, valid
 
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+ \S+\.(go|ts|json|md)\b")
@@ -33,11 +33,11 @@ def test_every_rule_cites_an_upstream_file() -> None:
 
 @functools.cache
 def shipped(stack: str) -> Plan:
-    return plan_stack(load(stack, ROOT))
+    return cached_plan(load(stack, ROOT))
 
 
 def plan(stack: StackFile) -> Plan:
-    return plan_stack(stack)
+    return cached_plan(stack)
 
 
 def test_every_emitted_type_is_accounted_for() -> None:

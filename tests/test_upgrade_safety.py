@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 
 from gpuplane.catalog import GPUS, PLATFORMS, gpus_on
 from gpuplane.config import ConfigError, parse_config
-from gpuplane.plan import Plan, PlannedResource, load, plan_stack
+from gpuplane.plan import Plan, PlannedResource, load
 from gpuplane.plan.diff import changed_paths
 from gpuplane.plan.replacement import classify, covers
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, SINGLE, STACKS, golden, stack_with
+from .conftest import ROOT, SINGLE, STACKS, cached_plan, golden, stack_with
 
 CLUSTERS = {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:kms/key:Key"}
 NODE_POOLS = {
@@ -223,8 +223,8 @@ def change_of(draw: Any, stack: str, kind: str) -> tuple[dict[str, Any], dict[st
 def test_a_change_touches_only_what_it_is_about(stack: str, kind: str, data: st.DataObject) -> None:
     smaller, larger, subject = data.draw(change_of(stack, kind))
     base = load(stack, ROOT)
-    small = plan_stack(StackFile(project=base.project, stack=base.stack, config=smaller))
-    large = plan_stack(StackFile(project=base.project, stack=base.stack, config=larger))
+    small = cached_plan(StackFile(project=base.project, stack=base.stack, config=smaller))
+    large = cached_plan(StackFile(project=base.project, stack=base.stack, config=larger))
     platform = smaller["gpuplane:platform"]
 
     def holder(r: PlannedResource) -> frozenset[str]:
@@ -249,8 +249,8 @@ def test_the_stability_check_can_fail() -> None:
     base = load("gcp-standard", ROOT)
     renamed = copy.deepcopy(base.config)
     renamed["gpuplane:cluster"] = {**renamed["gpuplane:cluster"], "name": "ml-gke2"}
-    before = plan_stack(base)
-    after = plan_stack(StackFile(project=base.project, stack=base.stack, config=renamed))
+    before = cached_plan(base)
+    after = cached_plan(StackFile(project=base.project, stack=base.stack, config=renamed))
     found = changed_elsewhere(before, after, set(), lambda r: frozenset())
     assert ("removed", next(r.urn for r in before.resources if r.type == "gcp:container/cluster:Cluster")) in found
 
@@ -259,7 +259,7 @@ def test_a_holder_change_that_replaces_is_reported() -> None:
     """A holder may change its listed keys only in place: a ForceNew one (the node SA) is reported."""
     import dataclasses
 
-    before = plan_stack(load("gcp-standard", ROOT))
+    before = cached_plan(load("gcp-standard", ROOT))
     (cluster,) = before.by_type("gcp:container/cluster:Cluster")
     node_config = {**cluster.inputs["nodeConfig"], "serviceAccount": "other@acme-ml-prod.iam.gserviceaccount.com"}
     moved = dataclasses.replace(cluster, inputs={**cluster.inputs, "nodeConfig": node_config})

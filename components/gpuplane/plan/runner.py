@@ -8,17 +8,21 @@ bad stack registers nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pm
+from pulumi.runtime import resource as presource
 from pulumi.runtime import settings as ps
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from ..config import parse_flat
 from .mocks import RESOURCE_SIG, SIG_KEY, PlanMocks
@@ -178,7 +182,10 @@ async def _resolve(value: Any) -> Any:
 
 
 def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> RecordingMonitor:
-    """Install fresh mocks and the stack's config for one program run (mocks are process-wide)."""
+    """Install fresh mocks and the stack's config for one program run (mocks are process-wide).
+
+    Outside `program_run` the SDK's process-wide event loop is used (created here if a run unset it)."""
+    _ensure_event_loop()  # type: ignore[no-untyped-call]
     monitor = RecordingMonitor(mocks or PlanMocks())
     if isinstance(monitor.mocks, PlanMocks):
         monitor.mocks.monitor = monitor
@@ -186,6 +193,70 @@ def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Reco
     ps.ROOT.set(None)
     pm.set_mocks(monitor.mocks, project=stack.project, stack=stack.stack, preview=False, monitor=monitor)
     return monitor
+
+
+def _no_stack_trace() -> Any:
+    return source_pb2.StackTrace()
+
+
+@contextmanager
+def program_run() -> Iterator[asyncio.AbstractEventLoop]:
+    """One program run on its own event loop, closed in order afterwards, with the cyclic GC paused.
+
+    - The loop: the Pulumi SDK (pulumi/runtime/sync_await.py `_ensure_event_loop`) otherwise leaves one
+      global loop open for the life of the process; it is then closed by `BaseEventLoop.__del__` at
+      interpreter exit, where its self-pipe socket may already be finalised and CPython prints
+      `Exception ignored in: <function BaseEventLoop.__del__ ...> ValueError: Invalid file descriptor: -1`
+      (asyncio/selector_events.py `_close_self_pipe`). Here leftover tasks are cancelled, async generators
+      and the default executor shut down, then the loop is closed and unset. The mocks open no gRPC
+      channel (pulumi/runtime/mocks.py passes a `MockMonitor` object, not an address, to `Settings`).
+    - The GC: a run allocates hundreds of thousands of short-lived objects (Outputs, futures, tasks), and
+      generational collections over them and the imported provider SDKs' objects are a large share of a
+      plan; paused during the run, the collector frees the run's cycles afterwards in fewer passes.
+    - Source positions: the SDK walks and formats the whole Python stack for every registration
+      (pulumi/runtime/resource.py `_get_stack_trace`, `traceback.extract_stack`) so that the engine can
+      point at user code; the recording monitor keeps none, so the run registers empty stack traces.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    paused = gc.isenabled()
+    gc.disable()
+    stack_trace = presource._get_stack_trace
+    presource._get_stack_trace = _no_stack_trace
+    try:
+        yield loop
+    finally:
+        presource._get_stack_trace = stack_trace
+        try:
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+            if paused:
+                gc.enable()
+
+
+def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.runtime.Mocks | None = None) -> Plan:
+    """Run `program` under fresh mocks with the stack's config and return what it registered and exported."""
+
+    def run() -> None:
+        program()  # its return value (runpy's globals, say) is not the engine's business
+
+    with program_run() as loop:
+        monitor = install(stack, mocks)
+        ps.SETTINGS.rpc_manager.clear()
+        ps.SETTINGS.outputs.clear()
+        _sync_await(run_pulumi_func(run))
+        root = ps.get_root_resource()
+        stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
+        outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
+    return Plan(project=stack.project, stack=stack.stack, resources=tree_order(monitor.registrations), outputs=outputs)
 
 
 def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Plan:
@@ -199,21 +270,9 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
     return run_program(stack, main, mocks)
 
 
-def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.runtime.Mocks | None = None) -> Plan:
-    """Run any Pulumi program function under fresh mocks with the stack's config; return what it registered."""
-    monitor = install(stack, mocks)
-    ps.SETTINGS.rpc_manager.clear()
-    ps.SETTINGS.outputs.clear()
-
-    def run() -> None:
-        program()  # its return value (runpy's globals, say) is not the engine's business
-
-    _sync_await(run_pulumi_func(run))
-    return recorded(stack, monitor)
-
-
 def recorded(stack: StackFile, monitor: RecordingMonitor) -> Plan:
-    """The plan of a finished run: the monitor's registrations in tree order and the resolved stack outputs."""
+    """The plan of a finished run outside `program_run` (`gpuplane.testing`'s sessions): the monitor's
+    registrations in tree order and the resolved stack outputs."""
     root = ps.get_root_resource()
     stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
     loop = asyncio.get_event_loop()
