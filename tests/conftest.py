@@ -68,6 +68,16 @@ def stack_with(base: str, **overrides: Any) -> StackFile:
     return StackFile(project=sf.project, stack=f"{sf.stack}-test", config=config)
 
 
+def without_pool(config: dict[str, Any], gone: str) -> dict[str, Any]:
+    """A stack's `config:` without pool `gone`, and without its Kueue quotas (a quota on a pool that is gone
+    is refused)."""
+    out = copy.deepcopy(config)
+    out["gpuplane:gpuPools"] = [p for p in out["gpuplane:gpuPools"] if p["name"] != gone]
+    for team in (out.get("gpuplane:queues") or {}).get("teams", []):
+        team["quota"].pop(gone, None)
+    return out
+
+
 def on_bottlerocket(stack: str) -> StackFile:
     """A shipped EKS stack on Bottlerocket (separate OS and data volumes), sharing dropped as it needs AL2023."""
     pools = [

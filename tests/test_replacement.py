@@ -17,7 +17,7 @@ from gpuplane.plan.diff import diff
 from gpuplane.plan.replacement import RULES, Effect, classify, covered, ignored_paths, rules_for
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, SINGLE, STACKS, cached_plan
+from .conftest import ROOT, SINGLE, STACKS, cached_plan, without_pool
 from .test_upgrade_safety import MUST_NOT_REPLACE, owned_by_pool, pool_candidates, valid
 
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+ \S+\.(go|ts|json|md)\b")
@@ -120,17 +120,10 @@ NO_MINIMUM = {"flex-start", "queued"}
 """Capacity types whose pools must keep `minNodes: 0` (DWS gets nodes per request; the config refuses more)."""
 
 
-def without_pool(stack: str, gone: str) -> dict[str, Any]:
-    """Config changes that remove pool `gone`, and its Kueue quotas with it (a quota on a pool that is
-    gone is refused)."""
-    config = load(stack, ROOT).config
-    changes: dict[str, Any] = {"gpuPools": [p for p in pools(stack) if p["name"] != gone]}
-    if "gpuplane:queues" in config:
-        queues = copy.deepcopy(config["gpuplane:queues"])
-        for team in queues["teams"]:
-            team["quota"].pop(gone, None)
-        changes["queues"] = queues
-    return changes
+def pool_removed(stack: str, gone: str) -> dict[str, Any]:
+    """`with_config` changes that remove pool `gone` (and its Kueue quotas)."""
+    config = without_pool(load(stack, ROOT).config, gone)
+    return {k.removeprefix("gpuplane:"): v for k, v in config.items() if k.startswith("gpuplane:")}
 
 
 def scaled(stack: str, key: str) -> tuple[StackFile, StackFile]:
@@ -171,7 +164,7 @@ def pairs(stack: str, kind: str) -> list[tuple[StackFile, StackFile, str]]:
         return [(with_config(stack), with_config(stack, gpuPools=[*pools(stack), p]), p["name"]) for p in picks]
     if kind == "remove-pool":
         return [
-            (with_config(stack), with_config(stack, **without_pool(stack, p["name"])), p["name"]) for p in pools(stack)
+            (with_config(stack), with_config(stack, **pool_removed(stack, p["name"])), p["name"]) for p in pools(stack)
         ]
     if kind == "kubernetesVersion":
         return [

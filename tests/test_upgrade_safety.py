@@ -30,7 +30,7 @@ from gpuplane.plan.diff import changed_paths
 from gpuplane.plan.replacement import classify, covers
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, SINGLE, STACKS, cached_plan, golden, stack_with
+from .conftest import ROOT, SINGLE, STACKS, cached_plan, golden, stack_with, without_pool
 
 CLUSTERS = {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:kms/key:Key"}
 NODE_POOLS = {
@@ -127,9 +127,15 @@ def owned_by_pool(plan: Plan, pool: str) -> set[str]:
 # Resources whose inputs legitimately hold every pool's (or class's) settings, per change: the input keys
 # that may differ. NAP's GPU classes are the cluster's `clusterAutoscaling`; one device-plugin ConfigMap
 # holds every pool's sharing config; GKE Managed Prometheus and managed DCGM are `monitoringConfig`.
+QUOTAS = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+"""A team's ClusterQueue holds its quota on every pool (with a cohort, 0 on pools it has none of), and a
+pool's resource name follows its sharing: its `spec` changes in place with any pool or sharing change."""
+
 HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
     "pool": lambda platform, r: (
-        frozenset({"clusterAutoscaling"})
+        frozenset({"spec"})
+        if r.type == QUOTAS
+        else frozenset({"clusterAutoscaling"})
         if platform == "gke-nap" and r.type == "gcp:container/cluster:Cluster"
         else frozenset({"data"})
         if r.name.endswith("-device-plugin-config")
@@ -137,15 +143,24 @@ HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
         if r.name.endswith("-efa-device-plugin")
         else frozenset()
     ),
-    "sharing": lambda platform, r: frozenset({"data"}) if r.name.endswith("-device-plugin-config") else frozenset(),
+    "sharing": lambda platform, r: (
+        frozenset({"data"})
+        if r.name.endswith("-device-plugin-config")
+        else frozenset({"spec"})
+        if r.type == QUOTAS
+        else frozenset()
+    ),
     "monitoring": lambda platform, r: (
         frozenset({"monitoringConfig"}) if r.type == "gcp:container/cluster:Cluster" else frozenset()
     ),
 }
 
 
-KIND_AGENTS = ("-efa-device-plugin", "-nccl-rdma-installer", "-nccl-tcpxo-installer")
-"""Node agents gpuplane installs only while some pool needs them (docs/multi-node.md)."""
+KIND_AGENTS = ("-efa-device-plugin", "-nccl-rdma-installer", "-nccl-tcpxo-installer", "-gpuplane-dws")
+"""Node agents gpuplane installs only while some pool needs them (docs/multi-node.md), and Kueue's DWS
+admission check and its ProvisioningRequestConfig, there while some pool is queued (docs/queues.md)."""
+KIND_OBJECTS = ("-kueue-topology-",)
+"""Kueue's Topology, there while some pool's flavor uses it (queued or fixed pools on labelled machines)."""
 
 
 def changed_elsewhere(
@@ -192,7 +207,7 @@ def change_of(draw: Any, stack: str, kind: str) -> tuple[dict[str, Any], dict[st
     if kind == "pool":
         if len(pools) > 1 and draw(st.booleans()):  # remove any existing pool
             i = draw(st.integers(0, len(pools) - 1))
-            smaller = {**config, "gpuplane:gpuPools": [p for j, p in enumerate(pools) if j != i]}
+            smaller = without_pool(config, pools[i]["name"])
             assert valid(smaller)
             return smaller, config, pools[i]["name"]
         candidates = pool_candidates(stack)
@@ -236,7 +251,11 @@ def test_a_change_touches_only_what_it_is_about(stack: str, kind: str, data: st.
         owned = owned_by_pool(small, subject) | owned_by_pool(large, subject)
         # A per-kind node agent (EFA device plugin, NCCL installer) comes with the first pool of its kind and
         # goes with the last: then it belongs to the change.
-        owned |= {u for u in set(index(small)) ^ set(index(large)) if u.endswith(KIND_AGENTS)}
+        owned |= {
+            u
+            for u in set(index(small)) ^ set(index(large))
+            if u.endswith(KIND_AGENTS) or any(k in u for k in KIND_OBJECTS)
+        }
     assert changed_elsewhere(small, large, owned, holder) == []
     assert changed_elsewhere(large, small, owned, holder) == []
     # The change did something (Autopilot classes make no resources; NAP/Autopilot sharing is pod-side).

@@ -84,8 +84,11 @@ def targets_of(nodes: Sequence[GpuNodes]) -> list[GpuNodeTarget]:
 
 
 def platform_taints(cloud: str) -> tuple[Taint, ...]:
-    """Taints gpuplane may put on any GPU node of `cloud` (the GPU taint and the cloud's spot taint)."""
-    return (GPU_TAINT, *((SPOT_TAINTS[cloud],) if cloud in SPOT_TAINTS else ()))
+    """Taints gpuplane may put on any GPU node of `cloud` (the GPU taint, and the cloud's spot and
+    queued-provisioning taints): node agents always tolerate them, so adding or removing a spot or queued
+    pool leaves the agents alone."""
+    extra = [t[cloud] for t in (SPOT_TAINTS, QUEUED_TAINTS) if cloud in t]
+    return (GPU_TAINT, *extra)
 
 
 def tolerations_for(targets: tuple[GpuNodeTarget, ...] | list[GpuNodeTarget]) -> list[dict[str, str]]:

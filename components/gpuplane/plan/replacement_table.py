@@ -169,6 +169,23 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             ),
             *forcenew(TPG + "resourcemanager/iam_project.go IamProjectSchema", ("project", "project")),
         ],
+        # The extra VPCs of GPUDirect pools (gcp/gpudirect.py). `mtu` is taken as replacing (the safe
+        # reading: older provider versions mark it ForceNew).
+        "gcp:compute/network:Network": forcenew(
+            TPG + "compute/resource_compute_network.go",
+            *((k, k) for k in ("name", "project", "description")),
+            ("autoCreateSubnetworks", "auto_create_subnetworks"),
+            ("networkProfile", "network_profile"),
+            ("mtu", "mtu"),
+        ),
+        "gcp:compute/subnetwork:Subnetwork": forcenew(
+            TPG + "compute/resource_compute_subnetwork.go",
+            *((k, k) for k in ("name", "network", "region", "project", "purpose")),
+        ),
+        "gcp:compute/firewall:Firewall": forcenew(
+            TPG + "compute/resource_compute_firewall.go",
+            *((k, k) for k in ("name", "network", "project", "direction")),
+        ),
         "gcp:compute/router:Router": forcenew(
             TPG + "compute/resource_compute_router.go",
             *((k, k) for k in ("name", "network", "region", "project")),
