@@ -11,7 +11,6 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
@@ -175,24 +174,12 @@ class Karpenter(pulumi.ComponentResource):
         role_name = node_role.name
         for key in kr.node_classes(args.classes):
             spec = pulumi.Output.from_input(role_name).apply(functools.partial(self._node_class_spec, key, args))
-            k8s.apiextensions.CustomResource(
-                f"{name}-{kr.node_class_name(*key)}",
-                api_version="karpenter.k8s.aws/v1",
-                kind="EC2NodeClass",
-                metadata={"name": kr.node_class_name(*key)},
-                spec=spec,
-                opts=after,
-            )
+            class_name = kr.node_class_name(*key)
+            custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), after)
         for pool in [p for p in args.classes if efa.is_efa(p)]:
             spec = pulumi.Output.from_input(role_name).apply(functools.partial(self._efa_class_spec, pool, args))
-            k8s.apiextensions.CustomResource(
-                f"{name}-{efa.node_class_name(pool)}",
-                api_version="karpenter.k8s.aws/v1",
-                kind="EC2NodeClass",
-                metadata={"name": efa.node_class_name(pool)},
-                spec=spec,
-                opts=after,
-            )
+            class_name = efa.node_class_name(pool)
+            custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), after)
         s = args.settings
         for pool in args.classes:
             obj = kr.gpu_node_pool(

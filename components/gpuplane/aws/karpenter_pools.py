@@ -8,7 +8,6 @@ from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from ..argcheck import camel, check, lift, plain, pool_config, require
 from ..inputs import GpuNodes, GpuPoolArgs
@@ -123,30 +122,15 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
         for key in kr.node_classes(cfg.gpuPools):
             reservation = kr.key_reservation(cfg.gpuPools, key)
             spec = lift(refs, functools.partial(node_class_spec, key, reservation, s, args.get("discovery_tags")))
-            classes.append(
-                k8s.apiextensions.CustomResource(
-                    f"{name}-{kr.node_class_name(*key)}",
-                    api_version="karpenter.k8s.aws/v1",
-                    kind="EC2NodeClass",
-                    metadata={"name": kr.node_class_name(*key)},
-                    spec=spec,
-                    opts=child,
-                )
-            )
+            class_name = kr.node_class_name(*key)
+            classes.append(custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), child))
         for pool in [p for p in cfg.gpuPools if efa.is_efa(p)]:
             key = kr.node_class_key(pool)
             reserved = kr.key_reservation(cfg.gpuPools, key)
             base = functools.partial(node_class_spec, key, reserved, s, args.get("discovery_tags"))
-            classes.append(
-                k8s.apiextensions.CustomResource(
-                    f"{name}-{efa.node_class_name(pool)}",
-                    api_version="karpenter.k8s.aws/v1",
-                    kind="EC2NodeClass",
-                    metadata={"name": efa.node_class_name(pool)},
-                    spec=lift(refs, functools.partial(efa_class_spec, base, pool)),
-                    opts=child,
-                )
-            )
+            spec = lift(refs, functools.partial(efa_class_spec, base, pool))
+            class_name = efa.node_class_name(pool)
+            classes.append(custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), child))
         after = pulumi.ResourceOptions(parent=self, depends_on=classes)
         self.gpu_nodes = []
         for pool in cfg.gpuPools:

@@ -317,3 +317,13 @@ def gpu_overlay(pool: GpuPool) -> dict[str, Any] | None:
             "capacity": {name: str(n) for name, n in advertised(pool, "aws").items()},
         },
     }
+
+
+def node_class_manifest(class_name: str, spec: Any) -> dict[str, Any]:
+    """An EC2NodeClass named `class_name` with `spec` (a dict, or an Output of one), for `kube.custom_resource`."""
+    return {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": class_name},
+        "spec": spec,
+    }

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from .topology import PACKING_EXCLUDED, TOPOLOGY
+
 EFA_INTERFACES: Mapping[str, int] = MappingProxyType(
     {
         "g4dn.8xlarge": 1,
@@ -57,29 +59,6 @@ EFA_INTERFACES: Mapping[str, int] = MappingProxyType(
     }
 )
 """Instance type -> EFA interfaces it takes (one per network card). Types not listed have no EFA."""
-
-EKS_TOPOLOGY_LAYERS: tuple[str, ...] = tuple(f"topology.k8s.aws/network-node-layer-{i}" for i in (1, 2, 3))
-"""EKS node labels naming a node's network nodes, top layer first (layer 3 is the closest for 3-layer types)."""
-
-EKS_TOPOLOGY_TYPES: frozenset[str] = frozenset(
-    {
-        *(f"g6e.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")),
-        "g6e.48xlarge",
-        "p3dn.24xlarge",
-        "p4d.24xlarge",
-        "p4de.24xlarge",
-        "p5.48xlarge",
-        "p5e.48xlarge",
-        "p5en.48xlarge",
-    }
-)
-"""Instance types EKS labels with `topology.k8s.aws/network-node-layer-{1,2,3}`."""
-
-GKE_TOPOLOGY_LAYERS: tuple[str, ...] = ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock")
-"""GKE node labels of a node's place in the cluster network, broadest first. GKE also sets
-`cloud.google.com/gce-topology-host`, which names the node's own host: a group of one whole-node pod, so no
-use for packing a job and not listed."""
-
 
 @dataclass(frozen=True)
 class GpuDirect:
@@ -113,13 +92,10 @@ GPUDIRECT: Mapping[str, GpuDirect] = MappingProxyType(
 )
 """GKE machine type -> its GPUDirect networking. Other machine types have none."""
 
-GKE_TOPOLOGY_TYPES: frozenset[str] = frozenset(GPUDIRECT)
-"""Machine types GKE labels with `cloud.google.com/gce-topology-*`."""
-
-
 @dataclass(frozen=True)
-class TopologyLabels:
-    """The network-topology node labels of an instance / machine type, broadest first (empty: none)."""
+class NodeTopology:
+    """The network-topology node labels of an instance / machine type that help pack a job, broadest
+    first (empty: none)."""
 
     keys: tuple[str, ...]
 
@@ -129,11 +105,14 @@ class TopologyLabels:
         return self.keys[-1] if self.keys else None
 
 
-def topology_labels(cloud: str, instance_type: str) -> TopologyLabels:
-    """The topology labels the cloud puts on nodes of `instance_type` (`aws`) or machine type (`gcp`)."""
-    if cloud == "aws":
-        return TopologyLabels(EKS_TOPOLOGY_LAYERS if instance_type in EKS_TOPOLOGY_TYPES else ())
-    return TopologyLabels(GKE_TOPOLOGY_LAYERS if instance_type in GKE_TOPOLOGY_TYPES else ())
+def topology_labels(cloud: str, instance_type: str) -> NodeTopology:
+    """The topology labels the cloud puts on nodes of `instance_type` (`aws`) or machine type (`gcp`), from
+    the one table of them (`catalog.topology.TOPOLOGY`, which Kueue's Topology also reads), without the
+    levels that name a single node (`PACKING_EXCLUDED`)."""
+    topo = TOPOLOGY.get(cloud)
+    if topo is None or instance_type not in topo.machines:
+        return NodeTopology(())
+    return NodeTopology(tuple(k for k in topo.levels if k not in PACKING_EXCLUDED))
 
 
 def efa_types() -> tuple[str, ...]:

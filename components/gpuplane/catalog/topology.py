@@ -66,13 +66,21 @@ TOPOLOGY: Mapping[str, TopologyLabels] = MappingProxyType(
                     "p5e.48xlarge",
                     "p5en.48xlarge",
                     "p6-b200.48xlarge",
+                    *(f"g6e.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
+                    "g6e.24xlarge",
+                    "g6e.48xlarge",
                 }
             ),
             spot=True,
         ),
     }
 )
-"""Cloud -> its topology labels and the machine/instance types that get them."""
+"""Cloud -> its topology labels and the machine/instance types that get them. The one table of these facts:
+Kueue's Topology and the placement helper's job packing (`catalog.network.topology_labels`) both read it."""
+
+PACKING_EXCLUDED = frozenset({"cloud.google.com/gce-topology-host", "kubernetes.io/hostname"})
+"""Levels that name one node (GKE's host label names the node's own host): no use for packing a job's pods
+near each other with a preferred pod affinity, which the placement helper adds."""
 
 
 def labelled(cloud: str, machines: list[str], spot: bool) -> TopologyLabels | None:

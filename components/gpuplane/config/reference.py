@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -12,21 +13,9 @@ from .model import StackConfig
 
 
 def _type(tp: Any) -> str:
-    text = str(tp).replace("typing.", "").replace("gpuplane.config.", "")
-    for prefix in (
-        "model.",
-        "aws.",
-        "gcp.",
-        "fleet.",
-        "monitoring.",
-        "provisioning.",
-        "queues.",
-        "sharing.",
-        "<class '",
-        "'>",
-    ):
-        text = text.replace(prefix, "")
-    return text
+    """A field's type as users read it: class names without their module (`list[GpuPool]`)."""
+    text = str(tp).replace("typing.", "").replace("<class '", "").replace("'>", "")
+    return re.sub(r"\b(?:gpuplane\.config\.)?[a-z_]+\.(?=[A-Z])", "", text)
 
 
 def reference() -> str:
