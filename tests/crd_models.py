@@ -1,4 +1,5 @@
-"""The npm validators generated from the Karpenter and prometheus-operator CRDs (tests/node/validate.mjs).
+"""The npm validators generated from the Karpenter, prometheus-operator and GKE ComputeClass CRDs
+(tests/node/validate.mjs).
 
 They let a clone without `../shared/reference` check the custom resources gpuplane emits against their
 published schemas' structure (types, enums, required fields, patterns, bounds). One Node process serves

@@ -259,6 +259,14 @@ def test_capacity_summary_shows_order_and_reserved_gpus() -> None:
         ("gcp-dws", {"capacity": ["on-demand"]}, "reservation", "is unused"),
         ("gcp-standard", {"maxRunDuration": "1h"}, "maxRunDuration", "flex-start and queued"),
         ("gcp-nap", {"capacity": ["queued"]}, "capacity", "has no queued capacity"),
+        # ComputeClass: any reservation (AnyBestEffort) always falls back to on-demand first.
+        ("gcp-nap", {"capacity": ["reserved", "spot"]}, "capacity", "only with on-demand right after it"),
+        (
+            "gcp-autopilot",
+            {"capacity": ["reserved"], "reservation": {"nodes": 1}},
+            "reservation.names",
+            "name the reservations",
+        ),
     ],
 )
 def test_impossible_capacity_is_refused(stack: str, pool: dict[str, Any], key: str, fragment: str) -> None:

@@ -20,6 +20,7 @@ from .conftest import STACKS, load_stack_config, on_bottlerocket, stack_with
 from .crd_models import Validators, kinds, node_or_skip
 from .graph import kube_objects
 from .summary import record
+from .test_compute_class import compute_class_stack
 from .test_karpenter_overlay import shared_stack
 from .test_kubernetes_objects import BUILTIN_GROUPS
 
@@ -51,9 +52,14 @@ CASES = [
     for stack in STACKS
     for integration in PLATFORMS[load_stack_config(stack)["gpuplane:platform"]].integrations
 ]
-EXTRA = {"aws-karpenter+bottlerocket": lambda: on_bottlerocket("aws-karpenter"), "aws-karpenter+sharing": shared_stack}
-"""Variants beyond the shipped stacks: the other NVIDIA image (two volumes), and every GPU sharing mode
-(one NodeOverlay per sharing class)."""
+EXTRA = {
+    "aws-karpenter+bottlerocket": lambda: on_bottlerocket("aws-karpenter"),
+    "aws-karpenter+sharing": shared_stack,
+    "gcp-nap+compute-class": lambda: compute_class_stack("gcp-nap"),
+    "gcp-autopilot+compute-class": lambda: compute_class_stack("gcp-autopilot"),
+}
+"""Variants beyond the shipped stacks: the other NVIDIA image (two volumes), every GPU sharing mode
+(one NodeOverlay per sharing class), and GPU classes with a ComputeClass (reserved, flex-start, spot)."""
 
 SEEN: Counter[str] = Counter()
 
@@ -109,6 +115,15 @@ def test_every_kind_the_models_cover_was_checked(covered: set[str]) -> None:
 
 
 BAD: list[tuple[dict[str, Any], str]] = [
+    (
+        {
+            "apiVersion": "cloud.google.com/v1",
+            "kind": "ComputeClass",
+            "metadata": {"name": "x"},
+            "spec": {"priorities": [{"gpu": {"type": "nvidia-l4", "count": 1}}], "whenUnsatisfiable": "Wait"},
+        },
+        "/spec/whenUnsatisfiable",
+    ),
     (
         {
             "apiVersion": "karpenter.sh/v1",

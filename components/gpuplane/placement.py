@@ -16,9 +16,11 @@ from typing import Any, overload
 
 from . import multinode
 from .catalog import lookup
+from .compute_class import LABEL as COMPUTE_CLASS_LABEL
+from .compute_class import class_name
 from .config import ConfigError
 from .config.base import suggest
-from .config.capacity import capacity_order, eks_capacity_type
+from .config.capacity import capacity_order, eks_capacity_type, uses_compute_class
 from .config.model import GpuPool, StackConfig
 from .inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
 from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
@@ -38,6 +40,16 @@ def _gke_common(pool: GpuPool) -> list[Expr]:
     if capacity_order("gke-standard", pool) == ("spot",):
         exprs.append(_in("cloud.google.com/gke-spot", "true"))
     exprs += [_in(k, v) for k, v in gke_node_labels(pool).items()]
+    return exprs
+
+
+def _gke_auto(platform: str) -> Callable[[GpuPool], list[Expr]]:
+    """NAP and Autopilot: the accelerator, and the class's ComputeClass where it has one (gcp/compute_class.py)."""
+
+    def exprs(pool: GpuPool) -> list[Expr]:
+        own = [_in(COMPUTE_CLASS_LABEL, class_name(pool))] if uses_compute_class(platform, pool) else []
+        return [*_gke_common(pool), *own]
+
     return exprs
 
 
@@ -66,8 +78,8 @@ def _karpenter(prefix: str) -> Callable[[GpuPool], list[Expr]]:
 AFFINITY: Mapping[str, Callable[[GpuPool], list[Expr]]] = MappingProxyType(
     {
         "gke-standard": _gke_pool,
-        "gke-nap": _gke_common,
-        "gke-autopilot": _gke_common,
+        "gke-nap": _gke_auto("gke-nap"),
+        "gke-autopilot": _gke_auto("gke-autopilot"),
         "eks-managed": _eks_managed,
         "eks-karpenter": _karpenter("karpenter.k8s.aws"),
         "eks-automode": _karpenter("eks.amazonaws.com"),
@@ -107,10 +119,16 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
     shared = pool.sharing is not None and pool.sharing.strategy in ("time-slicing", "mps")
     exprs = AFFINITY[platform](pool)
     platform_labels = {e["key"]: e["values"][0] for e in exprs if len(e["values"]) == 1}
+    taints = [TaintArgs(key=t.key, value=t.value, effect=TaintEffect(t.effect)) for t in pool_taints(cloud, pool)]
+    compute_class = uses_compute_class(platform, pool)
+    if compute_class:
+        # GKE taints the nodes it creates for a class with the class (and tolerates it for pods that select
+        # the class by nodeSelector); tolerating it here keeps the fragment and Kueue's flavor explicit.
+        taints.append(TaintArgs(key=COMPUTE_CLASS_LABEL, value=class_name(pool), effect=TaintEffect.NO_SCHEDULE))
     nodes = GpuNodes(
         pool=pool.name,
         labels={**platform_labels, **labels},
-        taints=[TaintArgs(key=t.key, value=t.value, effect=TaintEffect(t.effect)) for t in pool_taints(cloud, pool)],
+        taints=taints,
         resource=resource_name(pool, cloud),
         # A slice of a shared GPU is a share of time (or of MPS threads), not more GPU: ask for one.
         capacity=1 if shared else pool.gpusPerNode * slots_per_gpu(pool),
@@ -118,6 +136,9 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
     )
     if platform in NODE_SELECTOR_PLATFORMS:
         nodes["selector"] = platform_labels
+    elif compute_class:
+        # GKE docs, "About custom ComputeClasses": pods request a class with a nodeSelector.
+        nodes["selector"] = {COMPUTE_CLASS_LABEL: class_name(pool)}
     devices = multinode.devices(cloud, pool)
     if devices:
         nodes["devices"] = devices

@@ -1,6 +1,8 @@
 // Validate Kubernetes custom resources with the validators @kubernetes-models generates from the
 // upstream Go API types (the same types controller-gen turns into the published CRDs):
-// github.com/tommy351/kubernetes-models-ts, third-party/karpenter and third-party/prometheus-operator.
+// github.com/tommy351/kubernetes-models-ts, third-party/karpenter and third-party/prometheus-operator, and
+// third-party/gke for GKE's ComputeClass (Google publishes no CRD file; that schema lacks some fields of
+// Google's reference, which tests/test_compute_class.py checks against the reference's field names).
 // They check structure (types, enums, required fields, patterns, bounds) but no CEL rules, and accept
 // unknown fields. The CEL rules and the strict unknown-field check run against the CRDs themselves
 // where ../shared/reference exists (tests/crds.py). Only kinds gpuplane emits are listed (a test checks
@@ -9,6 +11,7 @@
 // Protocol: each stdin line is a JSON array of objects; the matching stdout line is a JSON array with,
 // per object, a list of error strings (empty when it validates). One process serves a whole test session.
 import { createInterface } from "node:readline";
+import { ComputeClass } from "@kubernetes-models/gke/cloud.google.com/v1/ComputeClass";
 import { EC2NodeClass } from "@kubernetes-models/karpenter/karpenter.k8s.aws/v1/EC2NodeClass";
 import { NodePool } from "@kubernetes-models/karpenter/karpenter.sh/v1/NodePool";
 import { NodeOverlay } from "@kubernetes-models/karpenter/karpenter.sh/v1alpha1/NodeOverlay";
@@ -16,6 +19,7 @@ import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitorin
 import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 
 const MODELS = {
+  "cloud.google.com/v1 ComputeClass": ComputeClass,
   "karpenter.k8s.aws/v1 EC2NodeClass": EC2NodeClass,
   "karpenter.sh/v1 NodePool": NodePool,
   "karpenter.sh/v1alpha1 NodeOverlay": NodeOverlay,

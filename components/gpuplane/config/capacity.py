@@ -109,7 +109,14 @@ class CapacityRules:
     """The one order the provisioner follows whatever it is told (Karpenter: reserved, spot, on-demand)."""
     reservation_keys: tuple[str, ...] = ()
     """`reservation` keys that apply here."""
+    named_fallback: bool = False
+    """Named reservations may fall back to other capacity (a ComputeClass priority per type; a GKE node
+    pool's SPECIFIC_RESERVATION affinity has no fallback)."""
 
+
+COMPUTE_CLASS_TYPES = ("reserved", "spot", "on-demand", "flex-start")
+COMPUTE_CLASS_PLATFORMS = ("gke-nap", "gke-autopilot")
+"""Platforms whose GPU classes with reserved or flex-start capacity (or a fallback order) get a ComputeClass."""
 
 AWS_KEYS = ("ids", "tags", "type", "zone", "machineType", "nodes")
 GCP_KEYS = ("names", "zone", "machineType", "nodes")
@@ -141,14 +148,20 @@ RULES: Mapping[str, CapacityRules] = MappingProxyType(
             pairs=(("reserved", "on-demand"),),
             reservation_keys=GCP_KEYS,
         ),
-        # Reserved and flex-start capacity on auto-provisioned GKE needs a ComputeClass with priorities
-        # (cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass), which gpuplane does not
-        # generate yet: until it does, these platforms refuse them rather than ignore them.
+        # Auto-provisioned GKE carries an order with a ComputeClass whose `priorities` GKE tries in turn
+        # (cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass; gcp/compute_class.py). It
+        # has no queued provisioning (that takes ProvisioningRequests on a node pool).
         "gke-nap": CapacityRules(
-            types=("spot", "on-demand"), how="node auto-provisioning (spot or on-demand per class)", single=True
+            types=COMPUTE_CLASS_TYPES,
+            how="a ComputeClass's priorities",
+            reservation_keys=GCP_KEYS,
+            named_fallback=True,
         ),
         "gke-autopilot": CapacityRules(
-            types=("spot", "on-demand"), how="Autopilot (spot or on-demand per class)", single=True
+            types=COMPUTE_CLASS_TYPES,
+            how="a ComputeClass's priorities",
+            reservation_keys=GCP_KEYS,
+            named_fallback=True,
         ),
     }
 )
@@ -165,6 +178,14 @@ def capacity_order(platform: str, pool: GpuPool) -> tuple[str, ...]:
     if pool.spot:
         return ("spot", "on-demand") if platform in SPOT_FALLS_BACK else ("spot",)
     return ("on-demand",)
+
+
+def uses_compute_class(platform: str, pool: GpuPool) -> bool:
+    """A GPU class that needs its own ComputeClass: on NAP or Autopilot, a `capacity` order with reserved or
+    flex-start capacity or more than one type (plain spot or on-demand classes keep the platform's defaults)."""
+    if platform not in COMPUTE_CLASS_PLATFORMS or not pool.capacity:
+        return False
+    return len(pool.capacity) > 1 or pool.capacity[0] in ("reserved", "flex-start")
 
 
 def is_queued(pool: GpuPool) -> bool:
@@ -218,6 +239,18 @@ def gcp_pool_zones(pool: GpuPool, region: str, zones: Sequence[str]) -> list[str
 
 Loc = tuple[int | str, ...]
 
+ANY_RESERVATION = (
+    "a ComputeClass consumes any reservation only with on-demand right after it: "
+    "name the reservations (reservation.names) or write [reserved, on-demand, ...]"
+)
+
+
+def _any_reservation_falls_back(order: tuple[str, ...]) -> bool:
+    """`reservations.affinity: AnyBestEffort` falls back to on-demand VMs in the same priority; only named
+    (`Specific`) reservations stand alone (ComputeClass reference, `priorities[].reservations`)."""
+    i = order.index("reserved")
+    return order[i + 1 : i + 2] == ("on-demand",)
+
 
 def _order_problem(rules: CapacityRules, platform: str, order: tuple[str, ...]) -> str | None:
     if len(set(order)) != len(order):
@@ -256,6 +289,8 @@ def _pool_problems(cfg: StackConfig, i: int, pool: GpuPool) -> list[tuple[Loc, s
     if r is None:
         if "reserved" in order and platform in ("eks-karpenter", "eks-managed"):
             here.append(((*at, "capacity"), "reserved capacity needs a reservation (reservation.ids or .tags)"))
+        if "reserved" in order and platform in COMPUTE_CLASS_PLATFORMS and not _any_reservation_falls_back(order):
+            here.append(((*at, "capacity"), ANY_RESERVATION))
         return here
     if "reserved" not in order:
         if r.type == "capacity-block":
@@ -289,10 +324,12 @@ def _reservation_problems(
         out.append(((*at, "reservation", "ids"), "a launch template targets exactly one capacity reservation"))
     if platform == "eks-managed" and r.type == "capacity-block" and r.zone is None:
         out.append(((*at, "reservation", "zone"), "a Capacity Block lives in one Availability Zone: name it"))
-    if cloud == "gcp" and r.names and len(order) > 1:
+    if cloud == "gcp" and r.names and len(order) > 1 and not RULES[platform].named_fallback:
         out.append(
             ((*at, "reservation", "names"), "GKE has no fallback from specific reservations: drop on-demand or names")
         )
+    if platform in COMPUTE_CLASS_PLATFORMS and not r.names and not _any_reservation_falls_back(order):
+        out.append(((*at, "reservation", "names"), ANY_RESERVATION))
     if r.zone is not None:
         out += _zone_problems(cfg, at, pool, r.zone)
     if r.machineType is not None:

@@ -14,9 +14,11 @@ from typing import Any, NotRequired, TypedDict, cast
 import pulumi
 import pulumi_gcp as gcp
 
+from ..compute_class import compute_classes
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
 from ..inputs import GpuPoolArgs
+from ..kube import custom_resource
 from ..kueue.stack import kueue_queues
 from ..lifecycle import keep_options
 from ..monitoring.standalone import DEVICE_PLUGIN
@@ -124,7 +126,10 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
         on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider})
-        smoke_tests(name, cfg, [], on_k8s)
+        classes = [
+            custom_resource(f"{name}-{o['metadata']['name']}-computeclass", o, on_k8s) for o in compute_classes(cfg)
+        ]
+        smoke_tests(name, cfg, classes, on_k8s)  # pods that select a class wait for it
         kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""

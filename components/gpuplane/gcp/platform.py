@@ -15,6 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from ..compute_class import compute_classes
 from ..config.model import StackConfig
 from ..inputs import ExporterHost, GpuPoolArgs
 from ..kube import custom_resource
@@ -140,6 +141,10 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         fixed = cfg.gpuPools if cfg.platform_spec.fixed_pools else []
+        on_cluster = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
+        classes = [
+            custom_resource(f"{name}-{o['metadata']['name']}-computeclass", o, on_cluster) for o in compute_classes(cfg)
+        ]
         for obj in gpudirect.kube_objects(fixed, cfg.cluster.name):
             kind = obj["kind"]
             resource = f"{name}-{obj['metadata']['name']}" + ("" if kind == "DaemonSet" else f"-{kind.lower()}")
@@ -158,7 +163,7 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         smoke_tests(
             name,
             cfg,
-            [self.exporter],
+            [self.exporter, *classes],  # pods that select a class wait for it
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         kueue_queues(

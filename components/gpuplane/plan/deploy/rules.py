@@ -175,6 +175,18 @@ PLATFORM_CRDS: Mapping[str, tuple[PlatformCrds, ...]] = MappingProxyType(
                 ("monitoring.googleapis.com",),
                 "GKE docs: managed collection is on by default in Autopilot clusters (1.25+)",
             ),
+            # ComputeClass (cloud.google.com/v1) is on every GKE cluster from 1.30.3-gke.1451000 (GKE docs,
+            # "About custom ComputeClasses"); gpuplane creates classes only on NAP and Autopilot clusters.
+            PlatformCrds(
+                ("enableAutopilot", True),
+                ("cloud.google.com",),
+                "GKE docs, About custom ComputeClasses: the ComputeClass CRD comes with GKE (1.30.3+)",
+            ),
+            PlatformCrds(
+                ("clusterAutoscaling.enabled", True),
+                ("cloud.google.com",),
+                "GKE docs, About custom ComputeClasses: the ComputeClass CRD comes with GKE (1.30.3+)",
+            ),
         ),
         "eks:index:Cluster": (
             PlatformCrds(

@@ -146,6 +146,29 @@ def _gke_cluster(r: PlannedResource) -> list[NodeShape]:
     return shapes
 
 
+def _compute_class(r: PlannedResource) -> list[NodeShape]:
+    """Nodes GKE auto-creates for a ComputeClass (NAP; Autopilot is a wildcard anyway): labelled and tainted
+    with the class (`cloud.google.com/compute-class`, GKE docs "About custom ComputeClasses"), with a GPU
+    priority's accelerator and GKE's GPU taint, and spot's label and taint on a spot priority."""
+    name = str(at_path(r.inputs, "metadata.name"))
+    shapes = []
+    for p in at_path(r.inputs, "spec.priorities") or []:
+        labels: dict[str, frozenset[str]] = {
+            "cloud.google.com/compute-class": frozenset({name}),
+            "cloud.google.com/gke-nodepool": ANY,
+            "kubernetes.io/arch": frozenset({"amd64"}),
+        }
+        taints: list[Taint] = [("cloud.google.com/compute-class", name, "NoSchedule")]
+        if p.get("gpu"):
+            labels["cloud.google.com/gke-accelerator"] = frozenset({str(p["gpu"]["type"])})
+            taints.append(("nvidia.com/gpu", "present", "NoSchedule"))
+        if p.get("spot"):
+            labels["cloud.google.com/gke-spot"] = frozenset({"true"})
+            taints.append(("cloud.google.com/gke-spot", "true", "NoSchedule"))
+        shapes.append(NodeShape(f"{r.urn} (ComputeClass {name})", labels, tuple(taints)))
+    return shapes
+
+
 def _eks_cluster(r: PlannedResource) -> list[NodeShape]:
     return list(AUTO_MODE_BUILTIN) if (r.inputs.get("autoMode") or {}).get("enabled") else []
 
@@ -158,6 +181,7 @@ NODE_SOURCES: Mapping[str, Callable[[PlannedResource], list[NodeShape]]] = Mappi
         "gcp:container/nodePool:NodePool": _gke_node_pool,
         "gcp:container/cluster:Cluster": _gke_cluster,
         "eks:index:Cluster": _eks_cluster,
+        "kubernetes:cloud.google.com/v1:ComputeClass": _compute_class,
     }
 )
 """Resource type -> the node shapes it brings (platform-provided ones included)."""
