@@ -152,7 +152,8 @@ def _compute_class(r: PlannedResource) -> list[NodeShape]:
     priority's accelerator and GKE's GPU taint, and spot's label and taint on a spot priority."""
     name = str(at_path(r.inputs, "metadata.name"))
     shapes = []
-    for p in at_path(r.inputs, "spec.priorities") or []:
+    priorities = at_path(r.inputs, "spec.priorities")
+    for p in priorities if isinstance(priorities, list) else []:
         labels: dict[str, frozenset[str]] = {
             "cloud.google.com/compute-class": frozenset({name}),
             "cloud.google.com/gke-nodepool": ANY,
