@@ -1,0 +1,152 @@
+"""The pinned charts' pod templates whose scheduling gpuplane's values influence: which values path holds
+each pod's nodeSelector/affinity/tolerations and the chart's own defaults there (split from
+`scheduling`, which merges them with the values and matches them against node shapes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ChartPod:
+    """One pod template of a chart: where its scheduling values live and the chart's defaults there."""
+
+    name: str
+    path: str
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    enabled: tuple[str, bool] | None = None
+    derive: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """Scheduling fields the chart's template builds from other values (they override the defaults)."""
+
+
+def efa_plugin_affinity(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The EFA device plugin's node affinity as its template renders it from `supportedInstanceLabels`
+    (chart default: the EFA instance types; gpuplane sets its EFA pools' types)."""
+    labels = values.get("supportedInstanceLabels") or {}
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": k, "operator": "In", "values": list(labels.get("values") or [])},
+                {"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["auto"]},
+            ]
+        }
+        for k in labels.get("keys") or []
+    ]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
+_NO_SCHEDULE_EXISTS = [{"operator": "Exists", "effect": "NoSchedule"}]
+_CONTROL_PLANE_EQUAL = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
+    {
+        # karpenter 1.14.1 values.yaml: nodeSelector kubernetes.io/os=linux, tolerate CriticalAddonsOnly,
+        # and required affinity `karpenter.sh/nodepool DoesNotExist` (never on a node it manages).
+        "karpenter": (
+            ChartPod(
+                "controller",
+                "",
+                {
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {"matchExpressions": [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]}
+                                ]
+                            }
+                        }
+                    },
+                },
+            ),
+        ),
+        # cluster-autoscaler 9.59.0 values.yaml: empty nodeSelector, tolerations and affinity.
+        "cluster-autoscaler": (ChartPod("cluster-autoscaler", ""),),
+        # dcgm-exporter 4.8.2 values.yaml: tolerates the control-plane taint only.
+        "dcgm-exporter": (
+            ChartPod(
+                "exporter",
+                "",
+                {
+                    "tolerations": [
+                        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}
+                    ]
+                },
+            ),
+        ),
+        # gpu-operator v26.7.0 values.yaml: the operator Deployment (nodeSelector kubernetes.io/os=linux,
+        # control-plane toleration) and NFD's master and gc (node-feature-discovery subchart: no selector).
+        # Operand DaemonSets are placed by the operator on nodes NFD labels as NVIDIA, so not checked here.
+        "gpu-operator": (
+            ChartPod(
+                "operator",
+                "operator",
+                {
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "tolerations": [_CONTROL_PLANE_EQUAL],
+                },
+            ),
+            ChartPod(
+                "nfd-master",
+                "node-feature-discovery.master",
+                {"tolerations": [_CONTROL_PLANE_EQUAL]},
+                enabled=("nfd.enabled", True),
+            ),
+            ChartPod("nfd-gc", "node-feature-discovery.gc", enabled=("nfd.enabled", True)),
+        ),
+        # kube-prometheus-stack 88.5.3 values.yaml (and its grafana/kube-state-metrics subcharts): empty
+        # scheduling values; node-exporter is a DaemonSet that tolerates every NoSchedule taint.
+        "kube-prometheus-stack": (
+            ChartPod("prometheus", "prometheus.prometheusSpec", enabled=("prometheus.enabled", True)),
+            ChartPod("prometheus-operator", "prometheusOperator", enabled=("prometheusOperator.enabled", True)),
+            ChartPod(
+                "admission-webhook-patch-job",
+                "prometheusOperator.admissionWebhooks.patch",
+                enabled=("prometheusOperator.admissionWebhooks.patch.enabled", True),
+            ),
+            ChartPod("alertmanager", "alertmanager.alertmanagerSpec", enabled=("alertmanager.enabled", True)),
+            ChartPod("grafana", "grafana", enabled=("grafana.enabled", True)),
+            ChartPod("kube-state-metrics", "kube-state-metrics", enabled=("kubeStateMetrics.enabled", True)),
+            ChartPod(
+                "node-exporter",
+                "prometheus-node-exporter",
+                {"tolerations": _NO_SCHEDULE_EXISTS},
+                enabled=("nodeExporter.enabled", True),
+            ),
+        ),
+        # kueue 0.19.2 values.yaml: controllerManager nodeSelector {} and tolerations []; the KueueViz
+        # backend and frontend (off unless `enableKueueViz`) have their own, also empty.
+        "kueue": (
+            ChartPod("controller-manager", "controllerManager"),
+            ChartPod("kueueviz-backend", "kueueViz.backend", enabled=("enableKueueViz", False)),
+            ChartPod("kueueviz-frontend", "kueueViz.frontend", enabled=("enableKueueViz", False)),
+        ),
+        # aws-efa-k8s-device-plugin v0.5.30 templates/daemonset.yaml: tolerates `CriticalAddonsOnly` (plus
+        # `tolerations`; the simulator keeps only the values' list, the stricter reading), takes `nodeSelector`,
+        # and requires `supportedInstanceLabels.keys` In `supportedInstanceLabels.values` and no Auto Mode.
+        "aws-efa-k8s-device-plugin": (
+            ChartPod(
+                "device-plugin",
+                "",
+                {"tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}]},
+                derive=lambda values: {"affinity": efa_plugin_affinity(values)},
+            ),
+        ),
+        "karpenter-crd": (),
+        "prometheus-operator-crds": (),
+    }
+)
+"""Chart -> pod templates whose placement gpuplane influences (values paths and chart defaults)."""
+
+
+def chart_key(chart: str) -> str:
+    """`oci://public.ecr.aws/karpenter/karpenter` and `karpenter` both name the chart `karpenter`."""
+    return chart.rstrip("/").rsplit("/", 1)[-1]
