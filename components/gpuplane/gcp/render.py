@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from .. import yamltext
 from ..catalog import lookup
 from ..config.capacity import gcp_pool_zones
 from ..config.gcp import GcpConfig
@@ -223,8 +224,6 @@ def gpu_pool_args(
 
 def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
     """A kubeconfig for the cluster that authenticates with `gke-gcloud-auth-plugin` (no static token)."""
-    import yaml
-
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -251,7 +250,7 @@ def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
         "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
         "current-context": context,
     }
-    return str(yaml.safe_dump(doc, sort_keys=False))
+    return yamltext.dump(doc, sort_keys=False)
 
 
 def gpu_limits(pools: Sequence[GpuPool]) -> dict[str, int]:

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
-
+from .. import yamltext
 from ..inputs import GpuNodes, TaintArgs, TaintEffect
 from ..placement import affinity_of
 from .args import KueueTeamArgs, KueueTopologyArgs
@@ -221,6 +220,6 @@ def chart_values(
     return {
         "controllerManager": {**manager, "manager": {"image": dict(IMAGE)}},
         "managerConfig": {
-            "controllerManagerConfigYaml": yaml.safe_dump(manager_config(pods_ready_timeout), sort_keys=False)
+            "controllerManagerConfigYaml": yamltext.dump(manager_config(pods_ready_timeout), sort_keys=False)
         },
     }

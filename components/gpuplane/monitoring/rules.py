@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
+from .. import yamltext
 from .labels import SCRAPE_CONFIG, WORKLOAD, LabelModel
 from .scrape import JOB_NAME
 
@@ -239,7 +238,7 @@ def exporter_absent_alert(pods: ExporterPods) -> dict[str, Any]:
 
 def rules_file_yaml(groups: list[dict[str, Any]]) -> str:
     """A Prometheus rules file (`rule_files:` entry)."""
-    return str(yaml.safe_dump({"groups": groups}, sort_keys=False, width=120))
+    return yamltext.dump({"groups": groups}, sort_keys=False, width=120)
 
 
 def prometheus_rule_manifest(namespace: str, labels: dict[str, str], groups: list[dict[str, Any]]) -> dict[str, Any]:

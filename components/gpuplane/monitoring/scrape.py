@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from .. import yamltext
 
 JOB_NAME = "gpu-metrics"
 
@@ -110,7 +110,7 @@ def _job(
 
 def scrape_yaml(job: Mapping[str, Any]) -> str:
     """The job as YAML, ready to paste under `scrape_configs:`."""
-    return str(yaml.safe_dump([dict(job)], sort_keys=False, default_flow_style=False))
+    return yamltext.dump([dict(job)], sort_keys=False, default_flow_style=False)
 
 
 def stack_scrape_yaml(target: ScrapeTarget, interval: str, timeout: str) -> str:
@@ -128,11 +128,11 @@ def fleet_scrape_yaml(jobs: Mapping[str, str]) -> str:
     """
     out: list[dict[str, Any]] = []
     for cluster, text in jobs.items():
-        for job in yaml.safe_load(text):
+        for job in yamltext.load(text):
             job["job_name"] = f"{JOB_NAME}-{cluster}"
             job["relabel_configs"] = [
                 *job["relabel_configs"],
                 {"target_label": "job", "replacement": JOB_NAME, "action": "replace"},
             ]
             out.append(job)
-    return str(yaml.safe_dump(out, sort_keys=False, default_flow_style=False))
+    return yamltext.dump(out, sort_keys=False, default_flow_style=False)

@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
-import yaml
-
+from .. import yamltext
 from ..catalog import lookup
 from ..config.model import GpuPool
 from ..config.sharing import Sharing
@@ -86,7 +85,7 @@ class SharedPool(Protocol):
 def device_plugin_configs(pools: Sequence[SharedPool]) -> dict[str, str]:
     """The device plugin's config files (name -> YAML): `default` for whole GPUs, one per sharing pool."""
     flags = {"migStrategy": MIG_STRATEGY}
-    configs = {"default": yaml.safe_dump({"version": "v1", "flags": flags}, sort_keys=False)}
+    configs = {"default": yamltext.dump({"version": "v1", "flags": flags}, sort_keys=False)}
     for p in pools:
         s = p.sharing
         if s is None or s.strategy == "mig":
@@ -98,7 +97,7 @@ def device_plugin_configs(pools: Sequence[SharedPool]) -> dict[str, str]:
                 OPERATOR_SHARING_KEY[s.strategy]: {"resources": [{"name": "nvidia.com/gpu", "replicas": s.replicas}]}
             },
         }
-        configs[p.name] = yaml.safe_dump(doc, sort_keys=False)
+        configs[p.name] = yamltext.dump(doc, sort_keys=False)
     return configs
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pulumi
 from google.protobuf import json_format
+from pulumi import _types as ptypes
 from pulumi.runtime import mocks as pm
 from pulumi.runtime import resource as presource
 from pulumi.runtime import settings as ps
@@ -200,6 +201,39 @@ def _no_stack_trace() -> Any:
 
 
 @contextmanager
+def memoised_type_metadata() -> Iterator[None]:
+    """Within the block, the SDK's type introspection runs once per type instead of once per property.
+
+    For every registration and property the SDK re-derives a provider class's annotations
+    (pulumi/_types.py `resource_types`) and unwraps each `Optional[Input[T]]` hint through `typing`
+    (`unwrap_type`, called from pulumi/runtime/rpc.py `serialize_property`); both are pure functions of
+    the class or hint. The caches live for one run, so every run pays its own misses."""
+    unwrap, resource_types = ptypes.unwrap_type, ptypes.resource_types
+    unwrapped: dict[Any, Any] = {}
+    types_of: dict[type, dict[str, type]] = {}
+
+    def unwrap_type(val: Any) -> Any:
+        try:
+            return unwrapped[val]
+        except KeyError:
+            out = unwrapped[val] = unwrap(val)
+            return out
+        except TypeError:  # an unhashable hint
+            return unwrap(val)
+
+    def resource_types_of(cls: type) -> dict[str, type]:
+        if cls not in types_of:
+            types_of[cls] = resource_types(cls)
+        return dict(types_of[cls])  # callers get their own dict, as from the SDK
+
+    ptypes.unwrap_type, ptypes.resource_types = unwrap_type, resource_types_of  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        ptypes.unwrap_type, ptypes.resource_types = unwrap, resource_types
+
+
+@contextmanager
 def program_run() -> Iterator[asyncio.AbstractEventLoop]:
     """One program run on its own event loop, closed in order afterwards, with the cyclic GC paused.
 
@@ -213,6 +247,7 @@ def program_run() -> Iterator[asyncio.AbstractEventLoop]:
     - The GC: a run allocates hundreds of thousands of short-lived objects (Outputs, futures, tasks), and
       generational collections over them and the imported provider SDKs' objects are a large share of a
       plan; paused during the run, the collector frees the run's cycles afterwards in fewer passes.
+    - Type metadata: memoised for the run (`memoised_type_metadata`).
     - Source positions: the SDK walks and formats the whole Python stack for every registration
       (pulumi/runtime/resource.py `_get_stack_trace`, `traceback.extract_stack`) so that the engine can
       point at user code; the recording monitor keeps none, so the run registers empty stack traces.
@@ -224,7 +259,8 @@ def program_run() -> Iterator[asyncio.AbstractEventLoop]:
     stack_trace = presource._get_stack_trace
     presource._get_stack_trace = _no_stack_trace
     try:
-        yield loop
+        with memoised_type_metadata():
+            yield loop
     finally:
         presource._get_stack_trace = stack_trace
         try:

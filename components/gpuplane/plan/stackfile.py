@@ -52,13 +52,21 @@ def find_project_dir(start: Path) -> Path | None:
     return None
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeys:
     """A safe loader that records keys a mapping repeats. YAML 1.2 forbids them; PyYAML keeps the last one
     silently (yaml/pyyaml#165: merge keys make a fix there hard), so a second `gpuplane:gpuPools` would
-    hide the first without a word. Merge keys (`<<`) are left to PyYAML."""
+    hide the first without a word. Merge keys (`<<`) are left to PyYAML.
+
+    Mixed into a parser: libyaml's where PyYAML has it (`_FastLoader`, several times faster), PyYAML's own
+    (`_UniqueKeyLoader`) otherwise and for every document libyaml rejects, so that error messages are
+    PyYAML's words. Both build the same nodes, with the same marks, for the one constructor and resolver.
+    One difference: libyaml takes a tab after `key:` as a separator, as YAML 1.2 does (spec 6.2,
+    `s-separate-in-line`), where PyYAML's scanner refuses it."""
+
+    repeats: list[tuple[yaml.Mark, yaml.Mark, object]]
 
     def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+        super().__init__(stream)  # type: ignore[call-arg]
         self.repeats: list[tuple[yaml.Mark, yaml.Mark, object]] = []
         """(where a key repeats, where it first appeared, the key)"""
 
@@ -67,12 +75,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
                 continue
-            key = self.construct_object(key_node)
+            key = self.construct_object(key_node)  # type: ignore[attr-defined]
             if key in first:
                 self.repeats.append((key_node.start_mark, first[key], key))
             else:
                 first[key] = key_node.start_mark
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc,no-any-return]
 
     def repeated(self) -> list[str]:
         """`'key' at line 7 (first at line 3)`, in file order (columns when both are on one line)."""
@@ -83,6 +91,15 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             else:
                 out.append(f"{key!r} at line {at.line + 1} (first at line {was.line + 1})")
         return out
+
+
+class _UniqueKeyLoader(_UniqueKeys, yaml.SafeLoader):
+    pass
+
+
+_FastLoader: type[_UniqueKeys] = (
+    type("_FastLoader", (_UniqueKeys, yaml.CSafeLoader), {}) if hasattr(yaml, "CSafeLoader") else _UniqueKeyLoader
+)
 
 
 def read_text(path: Path) -> str:
@@ -113,13 +130,18 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 def read_yaml(path: Path) -> Any:
     """Parse a YAML file; bad YAML, non-UTF-8 text and repeated keys are one `ConfigError` naming the file."""
-    loader = _UniqueKeyLoader(read_text(path))
+    text = read_text(path)
+    loader = _FastLoader(text)
     try:
-        doc = loader.get_single_data()
-    except yaml.YAMLError as exc:
-        raise ConfigError([(str(path), f"not valid YAML: {_yaml_problem(exc)}")]) from None
+        doc = loader.get_single_data()  # type: ignore[attr-defined]
+    except yaml.YAMLError:
+        loader = _UniqueKeyLoader(text)
+        try:
+            doc = loader.get_single_data()
+        except yaml.YAMLError as exc:
+            raise ConfigError([(str(path), f"not valid YAML: {_yaml_problem(exc)}")]) from None
     finally:
-        loader.dispose()
+        loader.dispose()  # type: ignore[attr-defined]
     if loader.repeats:
         raise ConfigError([(str(path), f"repeated key {'; '.join(loader.repeated())}: keys must be unique")])
     return doc
