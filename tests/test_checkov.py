@@ -26,7 +26,7 @@ from .engines import unavailable
 from .manifests import stack_files, write
 from .summary import record
 
-# pytest-xdist: one worker runs the module: its scan fixture runs checkov once.
+# pytest-xdist: one worker runs the module; its session-scoped scan fixture runs checkov once.
 pytestmark = pytest.mark.xdist_group("checkov")
 
 ALLOWLIST = Path(__file__).resolve().parent / "checkov-allowlist.yaml"
@@ -89,8 +89,8 @@ class Scan:
     findings: list[Finding] = field(default_factory=list)
 
 
-@pytest.fixture(scope="module")
-def scan(tmp_path_factory: pytest.TempPathFactory) -> Scan:
+@pytest.fixture(scope="session")  # not module: under xdist other modules' tests interleave on the worker,
+def scan(tmp_path_factory: pytest.TempPathFactory) -> Scan:  # and a module fixture would scan again
     binary = checkov_binary()
     out = tmp_path_factory.mktemp("checkov")
     files = {rel: obj for stack in STACKS for rel, obj in stack_files(stack).items()}
