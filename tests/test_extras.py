@@ -80,6 +80,8 @@ def test_a_stack_without_its_sdk_names_the_extra(without: Any, stack: str, missi
     assert main(["plan", stack]) == 2
     err = capsys.readouterr().err
     assert f"pip install 'gpuplane[{missing}]'" in err
+    sdk = {"aws": "pulumi_aws", "gcp": "pulumi_gcp"}[missing]
+    assert f"needs {sdk}, which is not installed" in err  # one sentence naming the platform and the SDK
     assert "gpuplane:platform" in err and "Traceback" not in err
 
 

@@ -22,7 +22,9 @@ def builder_for(cfg: StackConfig) -> Callable[..., dict[str, object]]:
         advice = hint(exc)
         if advice is None:
             raise
-        raise ConfigError([("gpuplane:platform", f"{cfg.platform} needs {advice}")]) from None
+        sdk = (exc.name or "").split(".")[0]
+        why = advice.replace(f"{sdk} is not installed: ", f"{cfg.platform} needs {sdk}, which is not installed: ")
+        raise ConfigError([("gpuplane:platform", why)]) from None
     return fn
 
 
