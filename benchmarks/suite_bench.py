@@ -70,7 +70,7 @@ def main() -> int:
     for row in rows:
         counts[str(row["outcome"])] = counts.get(str(row["outcome"]), 0) + 1
     doc = {
-        "command": "python -m pytest -q (addopts: -n auto --dist loadgroup)",
+        "command": "python -m pytest -q (addopts: -n auto --dist loadfile)",
         "pytest_args": args.pytest_args,
         "exit_code": proc.returncode,
         "wall_s": round(wall, 1),
