@@ -96,6 +96,19 @@ def test_enums_match_the_catalog() -> None:
     assert [a.value for a in AmiType] == list(NODE_IMAGES)
 
 
+def test_platform_kinds_match_the_matrix() -> None:
+    """Each platform component's `kind` enum lists exactly the matrix rows its builder builds."""
+    from gpuplane.aws.platform import EksPlatformKind
+    from gpuplane.catalog import PLATFORMS
+    from gpuplane.gcp.platform import GkePlatformKind
+
+    for kind, builder in (
+        (GkePlatformKind, "gpuplane.gcp.platform:build"),
+        (EksPlatformKind, "gpuplane.aws.platform:build"),
+    ):
+        assert [k.value for k in kind] == [n for n, p in PLATFORMS.items() if p.builder == builder], kind
+
+
 def _check_value(doc: dict[str, Any], spec: dict[str, Any], value: Any, path: str) -> list[str]:
     """Problems of a YAML property value against its schema property (interpolations are not checked)."""
     if isinstance(value, str) and value.startswith("${"):

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import yamltext
 from ..inputs import GpuNodes, TaintArgs, TaintEffect
+from ..nodes import QUEUED_TAINTS
 from ..placement import affinity_of
 from .args import KueueTeamArgs, KueueTopologyArgs
 
@@ -33,9 +34,11 @@ provisioningrequestconfig_types.go `ProvisioningRequestControllerName`)."""
 QUEUED_CLASS = "queued-provisioning.gke.io"
 """GKE Dynamic Workload Scheduler's ProvisioningRequest class (GKE docs, "Deploy GPUs for batch and AI
 workloads with ProvisioningRequest", Kueue section)."""
-QUEUED_TAINT = TaintArgs(key="cloud.google.com/gke-queued", value="true", effect=TaintEffect.NO_SCHEDULE)
-"""Taint GKE puts on queued-provisioning nodes; workloads tolerate it (GoogleCloudPlatform/cluster-toolkit
-docs on DWS: "toleration for cloud.google.com/gke-queued:NoSchedule")."""
+QUEUED_TAINT = TaintArgs(
+    key=QUEUED_TAINTS["gcp"].key, value=QUEUED_TAINTS["gcp"].value, effect=TaintEffect(QUEUED_TAINTS["gcp"].effect)
+)
+"""Taint GKE puts on queued-provisioning nodes (`nodes.QUEUED_TAINTS`, where pools take it from), as a
+`gpu_nodes` taint for pools a user hands `KueueQueues` without it."""
 DWS_CHECK = "gpuplane-dws"
 """Name of the AdmissionCheck and its ProvisioningRequestConfig."""
 MAX_FLAVOR_TAINTS = 8
