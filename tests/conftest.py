@@ -1,16 +1,21 @@
 """Shared test helpers.
 
 Plans: every plan runs the program under newly installed mocks (`plan_stack`). A test session plans each
-distinct stack config once (`cached_plan`, keyed by project, stack name and the whole config) and hands
-each test its own deep copy, so no test sees another's changes and none depends on test order.
+distinct stack config once (`cached_plan`, keyed by project, stack name and the whole config; its
+pytest-xdist workers share the plans) and hands each test its own copy, so no test sees another's changes
+and none depends on test order.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import json
 import os
+import pickle
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,17 +106,54 @@ def to_yaml(data: Any) -> str:
     return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
 
 
-_PLANS: dict[str, Plan] = {}
+_PLANS: dict[str, bytes | Plan] = {}
+
+
+SHARED_PLANS = "GPUPLANE_SHARED_PLANS"
+"""Set by the pytest-xdist controller (`pytest_configure`) for its workers: the folder where they share plans,
+so each distinct stack config is planned once per session, whichever worker needs it first. The controller
+removes it at the end (`pytest_sessionfinish`)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return  # a worker (it inherits the variable), or no workers to share with
+    os.environ[SHARED_PLANS] = tempfile.mkdtemp(prefix="gpuplane-plans-")
+
+
+def _shared_plans() -> Path | None:
+    folder = os.environ.get(SHARED_PLANS)
+    return Path(folder) if folder and Path(folder).is_dir() else None
 
 
 def cached_plan(stack: str | StackFile) -> Plan:
     """The plan of a stack by name (from stacks/) or a StackFile: planned under fresh mocks the first time
-    this session sees that exact config, then a deep copy of that plan (a ConfigError is never cached)."""
+    this session sees that exact config, then a copy of that plan (unpickled: no test sees another's changes;
+    a ConfigError is never cached). Under pytest-xdist the workers share plans through `_shared_plans`
+    (written atomically, so a worker reads a whole plan or none and plans it itself)."""
     sf = load(stack, ROOT) if isinstance(stack, str) else stack
-    key = json.dumps([sf.project, sf.stack, sf.config], sort_keys=True, default=repr)
-    if key not in _PLANS:
-        _PLANS[key] = plan_stack(sf)
-    return copy.deepcopy(_PLANS[key])
+    key = hashlib.sha256(json.dumps([sf.project, sf.stack, sf.config], sort_keys=True, default=repr).encode())
+    name = key.hexdigest()
+    if name not in _PLANS:
+        shared = _shared_plans()
+        path = shared / f"{name}.pickle" if shared else None
+        if path is not None and path.is_file():
+            _PLANS[name] = path.read_bytes()
+        else:
+            planned = plan_stack(sf)
+            try:
+                data = pickle.dumps(planned)
+            except (AttributeError, TypeError, pickle.PicklingError):
+                _PLANS[name] = planned  # registered transforms are local functions: this worker keeps it
+            else:
+                _PLANS[name] = data
+                if path is not None:
+                    part = path.with_suffix(f".{os.getpid()}.part")
+                    part.write_bytes(data)
+                    os.replace(part, path)
+    stored = _PLANS[name]
+    plan: Plan = copy.deepcopy(stored) if isinstance(stored, Plan) else pickle.loads(stored)
+    return plan
 
 
 @pytest.fixture
@@ -156,12 +198,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Under pytest-xdist, a worker hands what its tests recorded to the controller (`pytest_testnodedown`)."""
+    """Under pytest-xdist, a worker hands what its tests recorded to the controller (`pytest_testnodedown`);
+    the controller removes the workers' shared plans."""
     from .summary import LINES
 
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["gpuplane_summary"] = json.dumps(LINES)
+    elif os.environ.get(SHARED_PLANS):
+        shutil.rmtree(os.environ.pop(SHARED_PLANS), ignore_errors=True)
 
 
 if importlib.util.find_spec("xdist") is not None:  # the hook exists only with pytest-xdist

@@ -69,7 +69,8 @@ def serve(body: str, port: int = 0) -> tuple[ThreadingHTTPServer, int]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # A short poll interval: `shutdown()` waits for the loop to notice, up to one interval per server.
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server, int(server.server_address[1])
 
 
@@ -177,13 +178,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     engine("prometheus")
     started = {stack: start(stack, tmp_path_factory.mktemp(stack)) for stack in STACKS}
     yield started
+    procs = [proc for run in started.values() for proc in run.procs]
+    for proc in procs:  # every server stops at once, then each is waited for
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
     for run in started.values():
-        for proc in run.procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
         for server in run.servers:
             server.shutdown()
 
