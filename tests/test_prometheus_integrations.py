@@ -32,10 +32,10 @@ from gpuplane.monitoring.monitors import pod_monitoring_manifest, service_monito
 from gpuplane.monitoring.rules import RuleSettings, rule_groups
 from gpuplane.monitoring.scrape import ScrapeTarget, scrape_job
 from gpuplane.nvidia import dcgm
-from gpuplane.plan import Plan, load, plan_stack
+from gpuplane.plan import Plan
 
 from . import labelled_gpus as fx
-from .conftest import FLEETS, ROOT, SINGLE
+from .conftest import FLEETS, SINGLE, cached_plan
 from .engines import engine
 from .test_prometheus_e2e import free_port, query, serve
 from .test_promtool import promtool
@@ -221,7 +221,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     sd = [{"files": [str(workdir / "targets.json")]}]
     jobs = [integration_job(i, sd) for i in INTEGRATIONS]
     for fleet in FLEETS:  # the fleet outputs load as they are, discovery swapped for an empty file
-        for job in yaml.safe_load(plan_stack(load(fleet, ROOT)).outputs["scrapeConfig"]):  # fresh mocks
+        for job in yaml.safe_load(cached_plan(fleet).outputs["scrapeConfig"]):
             job.pop("kubernetes_sd_configs")
             jobs.append({**job, "file_sd_configs": [{"files": [str(workdir / "none.json")]}]})
     config = workdir / "prometheus.yml"
@@ -245,7 +245,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         want = {cluster_of(i) for i in INTEGRATIONS}
         seen: set[str] = set()
         while time.monotonic() < deadline and seen != want:
-            time.sleep(0.5)
+            time.sleep(0.2)
             try:
                 seen = {r["metric"].get("cluster", "") for r in query(server.base, "DCGM_FI_DEV_GPU_UTIL")}
             except OSError:
