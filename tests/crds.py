@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,20 @@ OWN_SCHEMAS = {("networking.gke.io", "Network"), ("networking.gke.io", "GKENetwo
 """Kinds with no published CRD: their schemas are written from the vendor's reference (tests/schemas/)."""
 
 
+@functools.cache
+def _yaml_file(path: Path) -> Any:
+    """A parsed YAML file, read once a session (the CRDs run to megabytes; every caller gets a deep copy)."""
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe
+
+
 def crd_schema(ref: Path, api_version: str, kind: str) -> dict[str, Any]:
+    """The OpenAPI schema of `kind` at `api_version` (the caller's own copy)."""
     group, version = api_version.split("/")
     if (group, kind) in OWN_SCHEMAS:
-        return dict(yaml.safe_load((Path(__file__).parent / "schemas" / f"{group}.yaml").read_text())[kind])
-    doc = yaml.safe_load((ref / "crds" / CRD_FILES[(group, kind)]).read_text())
+        return copy.deepcopy(dict(_yaml_file(Path(__file__).parent / "schemas" / f"{group}.yaml")[kind]))
+    doc = _yaml_file(ref / "crds" / CRD_FILES[(group, kind)])
     (ver,) = [v for v in doc["spec"]["versions"] if v["name"] == version]
-    return dict(ver["schema"]["openAPIV3Schema"])
+    return copy.deepcopy(dict(ver["schema"]["openAPIV3Schema"]))
 
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:
