@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gpuplane.cli import main as cli_main
-from gpuplane.plan import Plan
+from gpuplane.plan import Plan, load, plan_stack
 
 from .conftest import ROOT, STACKS
 
@@ -31,20 +31,17 @@ def test_stack_plans_cleanly(stack: str, plan_of: Callable[..., Plan]) -> None:
     assert plan.outputs.get("kubeconfig", plan.outputs.get("kubeconfigs")) == "[secret]"
 
 
-def test_plan_is_deterministic(plan_of: Callable[..., Plan]) -> None:
-    assert plan_of("gcp-standard").to_json() == plan_of("gcp-standard").to_json()
+def test_plan_is_deterministic() -> None:
+    """Two runs under fresh mocks (not the session's cached plan, which would compare a plan with itself)."""
+    first, second = (plan_stack(load("gcp-standard", ROOT)) for _ in range(2))
+    assert first.to_json() == second.to_json() and first.resources
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpuplane.cli", *args], cwd=ROOT, capture_output=True, text=True, check=False
-    )
-
-
-def test_json_contract() -> None:
-    out = run_cli("plan", "gcp-standard", "--format", "json")
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    """In-process (`python -m gpuplane.cli` itself is run by test_clean_exit.py and test_bad_input.py)."""
+    assert cli_main(["plan", "gcp-standard", "--format", "json"]) == 0
+    stdout = capsys.readouterr().out
+    doc = json.loads(stdout)
     assert set(doc) == {"project", "stack", "resources", "outputs"}
     assert (doc["project"], doc["stack"]) == ("gpuplane", "gcp-standard")
     optional = {"ignoreChanges", "replaceOnChanges"}
@@ -56,7 +53,7 @@ def test_json_contract() -> None:
     types = {r["type"] for r in doc["resources"]}
     assert {"gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release", "pulumi:pulumi:Stack"} <= types
     assert doc["outputs"]["kubeconfig"] == "[secret]"
-    assert "BEGIN CERTIFICATE" not in out.stdout  # the kubeconfig's CA travels only inside the secret
+    assert "BEGIN CERTIFICATE" not in stdout  # the kubeconfig's CA travels only inside the secret
 
 
 def test_tree_and_dot_formats(capsys: pytest.CaptureFixture[str]) -> None:
