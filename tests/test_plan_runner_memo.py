@@ -1,4 +1,4 @@
-"""The plan runner's per-run memo of the SDK's type introspection is scoped to one run."""
+"""The plan runner: its per-run memo of the SDK's type introspection is scoped to one run; engine calls run inline."""
 
 from __future__ import annotations
 
@@ -28,3 +28,33 @@ def test_memo_answers_as_the_sdk_does() -> None:
         first = ptypes.resource_types(pulumi_gcp.container.Cluster)
         first.clear()  # a caller's own copy
         assert ptypes.resource_types(pulumi_gcp.container.Cluster) == types
+
+
+def test_engine_calls_run_on_the_plan_thread_and_many_at_once_plan() -> None:
+    """`InlineExecutorLoop`: the mocks answer on the plan's own thread (no executor hop), and a program that
+    registers hundreds of resources at once plans. The mock monitor's `_sync_await` once pumped the plan's
+    own loop from inside a registration, which ran the other registrations nested in it until the stack
+    ran out (a RecursionError at a few hundred)."""
+    import threading
+
+    import pulumi
+
+    from gpuplane.plan.mocks import PlanMocks
+    from gpuplane.plan.runner import run_program
+    from gpuplane.plan.stackfile import StackFile
+
+    threads: set[int] = set()
+
+    class Mocks(PlanMocks):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, object]]:
+            threads.add(threading.get_ident())
+            return f"{args.name}-id", dict(args.inputs)
+
+    def program() -> None:
+        for i in range(600):
+            pulumi.CustomResource("test:index:Thing", f"thing-{i}", {"index": i, "nested": {"list": [i, i + 1]}})
+
+    plan = run_program(StackFile(project="p", stack="s", config={}), program, Mocks())
+    things = plan.by_type("test:index:Thing")
+    assert len(things) == 600 and things[0].inputs["nested"] == {"list": [0, 1]}
+    assert threads == {threading.get_ident()}

@@ -238,24 +238,48 @@ def memoised_type_metadata() -> Iterator[None]:
 
 
 class InlineExecutorLoop(asyncio.SelectorEventLoop):
-    """An event loop whose `run_in_executor` calls the function at once, on the loop's thread.
+    """An event loop whose `run_in_executor` calls the function at once, on the loop's thread, as if on a
+    worker thread of its own.
 
     The SDK sends every engine call (RegisterResource, Invoke, RegisterResourceOutputs, ...) through
     `loop.run_in_executor(None, ...)` (pulumi/runtime/resource.py `do_register`, invoke.py, settings.py,
     stack.py) because a real monitor is a gRPC server in another process. Under the mocks the monitor is
     an in-process object that answers at once, so each call only paid a hop to a worker thread and back:
-    a thread switch, a lock and a selector wake-up per call, about a fifth of a plan. The answers and
-    their order of arrival per resource are the same; the recorded plan is put in tree order anyway."""
+    a thread switch, a lock and a selector wake-up per call, about a fifth of a plan.
+
+    On a worker thread the mock monitor found no running loop: its `_sync_await` calls
+    (pulumi/runtime/mocks.py `RegisterResource`, which serialises the mocked state) ran on that thread's
+    own loop. Here the call runs with this loop marked not running and a side loop current, so they run
+    on the side loop as before; pumping this loop re-entrantly from inside one of its callbacks would run
+    other registrations nested in this one (and, with a few hundred ready at once, exhaust the stack)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._side: asyncio.AbstractEventLoop | None = None
 
     def run_in_executor(
         self, executor: Executor | None, func: Callable[[Unpack[_Ts]], _T], *args: *_Ts
     ) -> asyncio.Future[_T]:
         future: asyncio.Future[_T] = self.create_future()
+        if self._side is None:
+            self._side = asyncio.new_event_loop()
+        running = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        asyncio.set_event_loop(self._side)
         try:
             future.set_result(func(*args))
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine, as the executor does
             future.set_exception(exc)
+        finally:
+            asyncio.set_event_loop(self)
+            asyncio.events._set_running_loop(running)
         return future
+
+    def close(self) -> None:
+        if self._side is not None:
+            self._side.close()
+            self._side = None
+        super().close()
 
 
 @contextmanager
