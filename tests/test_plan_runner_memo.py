@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 from pulumi import _types as ptypes
 
-from gpuplane.plan.runner import memoised_type_metadata
+from gpuplane.plan.runner import PER_CLASS, memoised_type_metadata
 
 
 def test_memo_restores_the_sdk_functions_even_after_an_error() -> None:
-    unwrap, resource_types = ptypes.unwrap_type, ptypes.resource_types
+    names = ("unwrap_type", *PER_CLASS)
+    before = [getattr(ptypes, n) for n in names]
     with pytest.raises(RuntimeError), memoised_type_metadata():
-        assert ptypes.unwrap_type is not unwrap
+        assert all(getattr(ptypes, n) is not fn for n, fn in zip(names, before, strict=True))
         raise RuntimeError("boom")
-    assert (ptypes.unwrap_type, ptypes.resource_types) == (unwrap, resource_types)
+    assert [getattr(ptypes, n) for n in names] == before
 
 
 def test_memo_answers_as_the_sdk_does() -> None:
@@ -22,12 +23,20 @@ def test_memo_answers_as_the_sdk_does() -> None:
 
     hints = [pulumi.Input[str], pulumi.Output[int] | None, dict[str, pulumi.Input[str]] | None, list]  # type: ignore[misc]
     expected = [ptypes.unwrap_type(h) for h in hints]
-    types = ptypes.resource_types(pulumi_gcp.container.Cluster)
+    classes = {
+        "resource_types": pulumi_gcp.container.Cluster,
+        "resource_pulumi_to_py_names": pulumi_gcp.container.Cluster,
+        "input_type_py_to_pulumi_names": pulumi_gcp.container.ClusterNodeConfigArgs,
+    }
+    assert set(classes) == set(PER_CLASS)
+    sdk = {name: getattr(ptypes, name)(cls) for name, cls in classes.items()}
+    assert all(sdk.values())
     with memoised_type_metadata():
         assert [ptypes.unwrap_type(h) for h in hints * 2] == expected * 2
-        first = ptypes.resource_types(pulumi_gcp.container.Cluster)
-        first.clear()  # a caller's own copy
-        assert ptypes.resource_types(pulumi_gcp.container.Cluster) == types
+        for name, cls in classes.items():
+            first = getattr(ptypes, name)(cls)
+            first.clear()  # a caller's own copy
+            assert getattr(ptypes, name)(cls) == sdk[name]
 
 
 def test_engine_calls_run_on_the_plan_thread_and_many_at_once_plan() -> None:

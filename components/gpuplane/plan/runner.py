@@ -110,6 +110,9 @@ class Plan:
     stack: str
     resources: list[PlannedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    registered_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """URN -> the outputs that resource registered (`register_outputs`: components and the stack), as the
+    engine sees them (not part of the JSON contract)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,6 +143,8 @@ class RecordingMonitor(pm.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.registrations: list[PlannedResource] = []
+        self.registered_outputs: dict[str, dict[str, Any]] = {}
+        """Component URN -> the outputs it registered (`register_outputs`), as the engine sees them."""
 
     def RegisterResource(self, request: Any) -> Any:
         urn = self.make_urn(request.parent, request.type, request.name)
@@ -164,6 +169,11 @@ class RecordingMonitor(pm.MockMonitor):
             )
         )
         return super().RegisterResource(request)  # type: ignore[no-untyped-call]
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:
+        raw = json_format.MessageToDict(request.outputs, preserving_proto_field_name=True)
+        self.registered_outputs[request.urn] = engine_view(raw)
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
     def SupportsFeature(self, request: Any) -> Any:
         if request.id == "resourceReferences":
@@ -204,37 +214,54 @@ def _no_stack_trace() -> Any:
     return source_pb2.StackTrace()
 
 
+PER_CLASS = ("resource_types", "resource_pulumi_to_py_names", "input_type_py_to_pulumi_names")
+"""pulumi/_types.py functions of a provider class that the SDK re-derives for every registration or value."""
+
+_UNWRAPPED: dict[Any, Any] = {}
+_PER_CLASS: dict[tuple[str, type], dict[str, Any]] = {}
+
+
 @contextmanager
 def memoised_type_metadata() -> Iterator[None]:
     """Within the block, the SDK's type introspection runs once per type instead of once per property.
 
-    For every registration and property the SDK re-derives a provider class's annotations
-    (pulumi/_types.py `resource_types`) and unwraps each `Optional[Input[T]]` hint through `typing`
-    (`unwrap_type`, called from pulumi/runtime/rpc.py `serialize_property`); both are pure functions of
-    the class or hint. The caches live for one run, so every run pays its own misses."""
-    unwrap, resource_types = ptypes.unwrap_type, ptypes.resource_types
-    unwrapped: dict[Any, Any] = {}
-    types_of: dict[type, dict[str, type]] = {}
+    For every registration and property the SDK re-derives a provider class's annotations and name tables
+    (pulumi/_types.py `resource_types`, `resource_pulumi_to_py_names`, `input_type_py_to_pulumi_names`,
+    called from pulumi/runtime/rpc.py) and unwraps each `Optional[Input[T]]` hint through `typing`
+    (`unwrap_type`, from rpc.py `serialize_property`): pure functions of a class or hint, which is as fixed
+    as the module that defines it, so the answers are kept for the process. Callers get their own dicts,
+    as from the SDK."""
+    saved = {name: getattr(ptypes, name) for name in ("unwrap_type", *PER_CLASS)}
+    unwrap = saved["unwrap_type"]
 
     def unwrap_type(val: Any) -> Any:
         try:
-            return unwrapped[val]
+            return _UNWRAPPED[val]
         except KeyError:
-            out = unwrapped[val] = unwrap(val)
+            out = _UNWRAPPED[val] = unwrap(val)
             return out
         except TypeError:  # an unhashable hint
             return unwrap(val)
 
-    def resource_types_of(cls: type) -> dict[str, type]:
-        if cls not in types_of:
-            types_of[cls] = resource_types(cls)
-        return dict(types_of[cls])  # callers get their own dict, as from the SDK
+    def per_class(name: str) -> Callable[[type], dict[str, Any]]:
+        derive = saved[name]
 
-    ptypes.unwrap_type, ptypes.resource_types = unwrap_type, resource_types_of  # type: ignore[assignment]
+        def memoised(cls: type) -> dict[str, Any]:
+            key = (name, cls)
+            if key not in _PER_CLASS:
+                _PER_CLASS[key] = derive(cls)
+            return dict(_PER_CLASS[key])
+
+        return memoised
+
+    ptypes.unwrap_type = unwrap_type
+    for name in PER_CLASS:
+        setattr(ptypes, name, per_class(name))
     try:
         yield
     finally:
-        ptypes.unwrap_type, ptypes.resource_types = unwrap, resource_types
+        for name, fn in saved.items():
+            setattr(ptypes, name, fn)
 
 
 class InlineExecutorLoop(asyncio.SelectorEventLoop):
@@ -283,6 +310,22 @@ class InlineExecutorLoop(asyncio.SelectorEventLoop):
 
 
 @contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic GC paused within the block (nested blocks leave it to the outermost): a plan allocates
+    hundreds of thousands of short-lived objects (Outputs, futures, tasks, rendered values), and collections
+    triggered during it traverse them and the imported provider SDKs' objects again and again; afterwards
+    one collection frees the plan's cycles. `gpuplane plan` holds it over the whole command (read, validate,
+    run, deploy check, render), `program_run` over each run."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+@contextmanager
 def program_run() -> Iterator[asyncio.AbstractEventLoop]:
     """One program run on its own event loop, closed in order afterwards, with the cyclic GC paused.
 
@@ -293,9 +336,7 @@ def program_run() -> Iterator[asyncio.AbstractEventLoop]:
       (asyncio/selector_events.py `_close_self_pipe`). Here leftover tasks are cancelled, async generators
       and the default executor shut down, then the loop is closed and unset. The mocks open no gRPC
       channel (pulumi/runtime/mocks.py passes a `MockMonitor` object, not an address, to `Settings`).
-    - The GC: a run allocates hundreds of thousands of short-lived objects (Outputs, futures, tasks), and
-      generational collections over them and the imported provider SDKs' objects are a large share of a
-      plan; paused during the run, the collector frees the run's cycles afterwards in fewer passes.
+    - The GC: paused during the run (`gc_paused`).
     - Type metadata: memoised for the run (`memoised_type_metadata`).
     - Engine calls run inline on the loop's thread (`InlineExecutorLoop`).
     - Source positions: the SDK walks and formats the whole Python stack for every registration
@@ -304,12 +345,10 @@ def program_run() -> Iterator[asyncio.AbstractEventLoop]:
     """
     loop = InlineExecutorLoop()
     asyncio.set_event_loop(loop)
-    paused = gc.isenabled()
-    gc.disable()
     stack_trace = presource._get_stack_trace
     presource._get_stack_trace = _no_stack_trace
     try:
-        with memoised_type_metadata():
+        with gc_paused(), memoised_type_metadata():
             yield loop
     finally:
         presource._get_stack_trace = stack_trace
@@ -324,8 +363,6 @@ def program_run() -> Iterator[asyncio.AbstractEventLoop]:
         finally:
             asyncio.set_event_loop(None)
             loop.close()
-            if paused:
-                gc.enable()
 
 
 def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.runtime.Mocks | None = None) -> Plan:
@@ -342,7 +379,13 @@ def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.r
         root = ps.get_root_resource()
         stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
         outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
-    return Plan(project=stack.project, stack=stack.stack, resources=tree_order(monitor.registrations), outputs=outputs)
+    return Plan(
+        project=stack.project,
+        stack=stack.stack,
+        resources=tree_order(monitor.registrations),
+        outputs=outputs,
+        registered_outputs=dict(monitor.registered_outputs),
+    )
 
 
 def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Plan:
@@ -363,7 +406,13 @@ def recorded(stack: StackFile, monitor: RecordingMonitor) -> Plan:
     stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
     loop = asyncio.get_event_loop()
     outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
-    return Plan(project=stack.project, stack=stack.stack, resources=tree_order(monitor.registrations), outputs=outputs)
+    return Plan(
+        project=stack.project,
+        stack=stack.stack,
+        resources=tree_order(monitor.registrations),
+        outputs=outputs,
+        registered_outputs=dict(monitor.registered_outputs),
+    )
 
 
 def tree_order(resources: list[PlannedResource]) -> list[PlannedResource]:
