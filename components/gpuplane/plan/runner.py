@@ -371,21 +371,12 @@ def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.r
     def run() -> None:
         program()  # its return value (runpy's globals, say) is not the engine's business
 
-    with program_run() as loop:
+    with program_run():
         monitor = install(stack, mocks)
         ps.SETTINGS.rpc_manager.clear()
         ps.SETTINGS.outputs.clear()
         _sync_await(run_pulumi_func(run))
-        root = ps.get_root_resource()
-        stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
-        outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
-    return Plan(
-        project=stack.project,
-        stack=stack.stack,
-        resources=tree_order(monitor.registrations),
-        outputs=outputs,
-        registered_outputs=dict(monitor.registered_outputs),
-    )
+        return recorded(stack, monitor)
 
 
 def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Plan:
@@ -400,8 +391,8 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
 
 
 def recorded(stack: StackFile, monitor: RecordingMonitor) -> Plan:
-    """The plan of a finished run outside `program_run` (`gpuplane.testing`'s sessions): the monitor's
-    registrations in tree order and the resolved stack outputs."""
+    """The plan of a finished run (in `program_run`, or outside it in `gpuplane.testing`'s sessions): the
+    monitor's registrations in tree order, the resolved stack outputs and what components registered."""
     root = ps.get_root_resource()
     stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
     loop = asyncio.get_event_loop()
