@@ -67,3 +67,28 @@ def test_engine_calls_run_on_the_plan_thread_and_many_at_once_plan() -> None:
     things = plan.by_type("test:index:Thing")
     assert len(things) == 600 and things[0].inputs["nested"] == {"list": [0, 1]}
     assert threads == {threading.get_ident()}
+
+
+def test_a_fresh_install_waits_for_nothing_of_an_earlier_run() -> None:
+    """`install` drops what the SDK waits for at the end of a program (its RPCs and outputs): left by an earlier
+    run, they belong to a loop closed since, and waiting for them failed the next program with
+    `RuntimeError: Event loop is closed` (seen when tests/test_library.py ran after tests/test_testing.py in one
+    process)."""
+    import asyncio
+
+    import pulumi
+    from pulumi.runtime import settings as ps
+    from pulumi.runtime.stack import run_pulumi_func
+    from pulumi.runtime.sync_await import _sync_await
+
+    from gpuplane.plan.runner import install
+    from gpuplane.plan.stackfile import StackFile
+
+    earlier = asyncio.new_event_loop()
+    left = earlier.create_future()
+    left.set_result(None)  # done: waiting for it schedules a callback on its loop
+    earlier.close()
+    ps.SETTINGS.outputs.add(left)
+    monitor = install(StackFile(project="p", stack="s", config={}))
+    _sync_await(run_pulumi_func(lambda: pulumi.CustomResource("test:index:Thing", "thing", {})))
+    assert [r.type for r in monitor.registrations] == ["pulumi:pulumi:Stack", "test:index:Thing"]

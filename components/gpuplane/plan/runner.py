@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 import pulumi
-from google.protobuf import json_format
 from pulumi import _types as ptypes
 from pulumi.runtime import mocks as pm
 from pulumi.runtime import resource as presource
@@ -27,79 +26,14 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from ..config import parse_flat
-from .mocks import RESOURCE_SIG, SIG_KEY, PlanMocks
+from .mocks import PlanMocks
+from .monitor import SECRET, engine_view
+from .monitor import PlannedResource as PlannedResource  # re-exported: the plan's record of a registration
+from .monitor import RecordingMonitor as RecordingMonitor
 from .stackfile import StackFile
 
 _T = TypeVar("_T")
 _Ts = TypeVarTuple("_Ts")
-
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-SECRET = "[secret]"
-
-
-def engine_view(value: Any) -> Any:
-    """Inputs as the engine sees them, with secrets masked and resource references as URNs."""
-    if isinstance(value, dict):
-        sig = value.get(SIG_KEY)
-        if sig == SECRET_SIG:
-            return SECRET
-        if sig == RESOURCE_SIG:
-            return value.get("urn")
-        return {k: engine_view(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [engine_view(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)  # protobuf Struct carries every number as a double
-    if value == UNKNOWN:
-        return "[unknown]"
-    return value
-
-
-@dataclass
-class PlannedResource:
-    """One registration, as `gpuplane plan --format json` reports it."""
-
-    urn: str
-    type: str
-    name: str
-    parent: str | None
-    custom: bool
-    inputs: dict[str, Any]
-    provider: str | None = None
-    dependencies: tuple[str, ...] = ()
-    """URNs this resource was made to depend on (explicit `depends_on` and input dependencies)."""
-    protect: bool = False
-    """Pulumi `protect` as registered (deleting or replacing it fails)."""
-    retain_on_delete: bool = False
-    """Pulumi `retainOnDelete` as registered (deleting it from the stack leaves the cloud resource)."""
-    transforms: tuple[Any, ...] = ()
-    """Transforms registered with the resource (the engine runs them on a component's children)."""
-    ignore_changes: tuple[str, ...] = ()
-    """Input paths whose later changes the engine ignores (`ignore_changes`)."""
-    replace_on_changes: tuple[str, ...] = ()
-    """Input paths whose change makes the engine replace the resource (`replace_on_changes`)."""
-    delete_before_replace: bool = False
-    """Pulumi `deleteBeforeReplace` as registered."""
-    providers: tuple[tuple[str, str], ...] = ()
-    """Package -> provider reference, as given to a (remote) component."""
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "urn": self.urn,
-            "type": self.type,
-            "name": self.name,
-            "parent": self.parent,
-            "custom": self.custom,
-            "inputs": self.inputs,
-            "dependsOn": sorted(set(self.dependencies)),
-            "provider": self.provider,
-        }
-        if self.ignore_changes:
-            out["ignoreChanges"] = list(self.ignore_changes)
-        if self.replace_on_changes:
-            out["replaceOnChanges"] = list(self.replace_on_changes)
-        return out
 
 
 @dataclass
@@ -132,62 +66,6 @@ class Plan:
         raise KeyError(urn)
 
 
-class RecordingMonitor(pm.MockMonitor):
-    """A MockMonitor that keeps every registration in order, with parents and raw inputs.
-
-    Resource references are turned off (as for the Pulumi CLI's older engines): remote components such
-    as `eks:index:Cluster` then pass between resources by URN, which avoids the stock mock monitor's
-    event-loop race.
-    """
-
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
-        super().__init__(mocks)
-        self.registrations: list[PlannedResource] = []
-        self.registered_outputs: dict[str, dict[str, Any]] = {}
-        """Component URN -> the outputs it registered (`register_outputs`), as the engine sees them."""
-
-    def RegisterResource(self, request: Any) -> Any:
-        urn = self.make_urn(request.parent, request.type, request.name)
-        raw = json_format.MessageToDict(request.object, preserving_proto_field_name=True)
-        self.registrations.append(
-            PlannedResource(
-                urn=urn,
-                type=request.type,
-                name=request.name,
-                parent=request.parent or None,
-                custom=bool(request.custom),
-                inputs=engine_view(raw),
-                provider=request.provider or None,
-                dependencies=tuple(request.dependencies),
-                protect=bool(request.protect),
-                retain_on_delete=bool(request.retainOnDelete),
-                transforms=tuple(pm._resolve_callbacks(request.transforms)),
-                ignore_changes=tuple(request.ignoreChanges),
-                replace_on_changes=tuple(request.replaceOnChanges),
-                delete_before_replace=bool(request.deleteBeforeReplace),
-                providers=tuple(sorted(dict(request.providers).items())),
-            )
-        )
-        return super().RegisterResource(request)  # type: ignore[no-untyped-call]
-
-    def RegisterResourceOutputs(self, request: Any) -> Any:
-        raw = json_format.MessageToDict(request.outputs, preserving_proto_field_name=True)
-        self.registered_outputs[request.urn] = engine_view(raw)
-        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
-
-    def SupportsFeature(self, request: Any) -> Any:
-        if request.id == "resourceReferences":
-            return type("SupportsFeatureResponse", (object,), {"hasSupport": False})
-        return super().SupportsFeature(request)  # type: ignore[no-untyped-call]
-
-    def GetDeploymentInfo(self, request: Any) -> Any:
-        from pulumi.runtime.proto import resource_pb2
-
-        info = super().GetDeploymentInfo(request)  # type: ignore[no-untyped-call]
-        keep = [f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES]
-        return resource_pb2.DeploymentInfo(supportedFeatures=keep)
-
-
 async def _resolve(value: Any) -> Any:
     out = pulumi.Output.from_input(value)
     if await out.is_secret():
@@ -207,6 +85,9 @@ def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Reco
     set_all_config(stack.flat_config(), stack.secret_keys())
     ps.ROOT.set(None)
     pm.set_mocks(monitor.mocks, project=stack.project, stack=stack.stack, preview=False, monitor=monitor)
+    # Nothing of an earlier run is waited for: its RPCs and outputs may belong to a loop closed since.
+    ps.SETTINGS.rpc_manager.clear()
+    ps.SETTINGS.outputs.clear()
     return monitor
 
 
@@ -287,6 +168,8 @@ class InlineExecutorLoop(asyncio.SelectorEventLoop):
     def run_in_executor(
         self, executor: Executor | None, func: Callable[[Unpack[_Ts]], _T], *args: *_Ts
     ) -> asyncio.Future[_T]:
+        if asyncio.events._get_running_loop() is not self:  # not within this loop's run: as any loop does
+            return super().run_in_executor(executor, func, *args)
         future: asyncio.Future[_T] = self.create_future()
         if self._side is None:
             self._side = asyncio.new_event_loop()
@@ -373,8 +256,6 @@ def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.r
 
     with program_run():
         monitor = install(stack, mocks)
-        ps.SETTINGS.rpc_manager.clear()
-        ps.SETTINGS.outputs.clear()
         _sync_await(run_pulumi_func(run))
         return recorded(stack, monitor)
 
