@@ -79,6 +79,9 @@ def main() -> int:
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "python": platform.python_version(),
+        "checkov": bool(os.environ.get("GPUPLANE_CHECKOV")),
+        "published_reference": (ROOT.parent / "shared" / "reference").is_dir()
+        or bool(os.environ.get("GPUPLANE_REFERENCE")),
         "pytest_summary": summary.strip("= "),
         "counts": counts,
         "sum_of_test_seconds": round(sum(float(str(r["seconds"])) for r in rows), 1),
