@@ -92,3 +92,75 @@ def test_a_fresh_install_waits_for_nothing_of_an_earlier_run() -> None:
     monitor = install(StackFile(project="p", stack="s", config={}))
     _sync_await(run_pulumi_func(lambda: pulumi.CustomResource("test:index:Thing", "thing", {})))
     assert [r.type for r in monitor.registrations] == ["pulumi:pulumi:Stack", "test:index:Thing"]
+
+
+def test_only_engine_calls_run_inline() -> None:
+    """What a program itself hands to `run_in_executor` (here `asyncio.to_thread`, waiting for another task)
+    runs on a worker thread as on any loop; inlined, it would block the loop and wait in vain."""
+    import asyncio
+    import threading
+
+    from gpuplane.plan.runner import InlineExecutorLoop
+
+    async def main() -> bool:
+        ready = threading.Event()
+
+        async def other_task() -> None:
+            ready.set()
+
+        asyncio.get_running_loop().create_task(other_task())
+        return await asyncio.to_thread(ready.wait, 5.0)
+
+    loop = InlineExecutorLoop()
+    try:
+        assert loop.run_until_complete(asyncio.wait_for(main(), 3.0)) is True
+    finally:
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+
+
+def test_plain_state_is_encoded_as_the_sdk_encodes_it() -> None:
+    """`plain_struct` writes the bytes the SDK's serialiser writes (pulumi/runtime/rpc.py
+    `serialize_properties`): top-level None left out, nested None kept, numbers, bools, unicode, the unknown
+    sentinel; anything not plain is left to the SDK."""
+    import asyncio
+
+    from pulumi.runtime import rpc
+
+    from gpuplane.plan.monitor import UNKNOWN, plain_struct
+
+    state = {
+        "gone": None,
+        "list": [1, None, 2.5, True, "x", {"k": None}],
+        "nested": {"none": None, "empty": {}, "big": 2**60, "neg": -0.0, "text": "grüße", "": "empty key"},
+        "unknown": UNKNOWN,
+        "flag": False,
+    }
+    loop = asyncio.new_event_loop()
+    try:
+        sdk = loop.run_until_complete(rpc.serialize_properties(state, {}))
+    finally:
+        loop.close()
+    ours = plain_struct(state)
+    assert ours is not None and ours.SerializeToString(deterministic=True) == sdk.SerializeToString(deterministic=True)
+    assert plain_struct({"t": (1, 2)}) is None and plain_struct({"r": object()}) is None
+
+
+def test_the_monitor_answers_as_the_stock_mock_monitor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole plan comes out the same when the stock `MockMonitor.RegisterResource` answers instead."""
+    from pulumi.runtime import mocks as pm
+
+    from gpuplane.plan import load, plan_stack, runner
+    from gpuplane.plan.monitor import RecordingMonitor
+
+    from .conftest import ROOT
+
+    class Stock(RecordingMonitor):
+        def _answer(self, request: object, urn: str, transforms: list[object]) -> object:
+            return pm.MockMonitor.RegisterResource(self, request)  # type: ignore[no-untyped-call]
+
+    ours = plan_stack(load("aws-karpenter", ROOT))
+    monkeypatch.setattr(runner, "RecordingMonitor", Stock)
+    stock = plan_stack(load("aws-karpenter", ROOT))
+    assert stock.to_json() == ours.to_json()
+    assert (stock.outputs, stock.registered_outputs) == (ours.outputs, ours.registered_outputs)

@@ -111,7 +111,8 @@ def memoised_type_metadata() -> Iterator[None]:
     called from pulumi/runtime/rpc.py) and unwraps each `Optional[Input[T]]` hint through `typing`
     (`unwrap_type`, from rpc.py `serialize_property`): pure functions of a class or hint, which is as fixed
     as the module that defines it, so the answers are kept for the process. Callers get their own dicts,
-    as from the SDK."""
+    as from the SDK. (One difference: `typing` treats `Union[None, str]` and `Optional[str]` as the same
+    key, so the SDK's assertion against the former is not repeated once the latter is cached.)"""
     saved = {name: getattr(ptypes, name) for name in ("unwrap_type", *PER_CLASS)}
     unwrap = saved["unwrap_type"]
 
@@ -145,6 +146,10 @@ def memoised_type_metadata() -> Iterator[None]:
             setattr(ptypes, name, fn)
 
 
+_SDK_CONTEXT = "pulumi.runtime._context"
+"""The module of `wrap_with_context`, which wraps every engine call the SDK hands to `run_in_executor`."""
+
+
 class InlineExecutorLoop(asyncio.SelectorEventLoop):
     """An event loop whose `run_in_executor` calls the function at once, on the loop's thread, as if on a
     worker thread of its own.
@@ -159,7 +164,12 @@ class InlineExecutorLoop(asyncio.SelectorEventLoop):
     (pulumi/runtime/mocks.py `RegisterResource`, which serialises the mocked state) ran on that thread's
     own loop. Here the call runs with this loop marked not running and a side loop current, so they run
     on the side loop as before; pumping this loop re-entrantly from inside one of its callbacks would run
-    other registrations nested in this one (and, with a few hundred ready at once, exhaust the stack)."""
+    other registrations nested in this one (and, with a few hundred ready at once, exhaust the stack).
+
+    Only the SDK's engine calls run inline (no executor given, the function wrapped by the SDK's
+    pulumi/runtime/_context.py `wrap_with_context`, during this loop's own run, which `program_run` makes
+    the current loop); anything else a program hands to `run_in_executor` (`asyncio.to_thread`, a blocking
+    wait for another task) goes to the default executor as on any loop."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -168,7 +178,8 @@ class InlineExecutorLoop(asyncio.SelectorEventLoop):
     def run_in_executor(
         self, executor: Executor | None, func: Callable[[Unpack[_Ts]], _T], *args: *_Ts
     ) -> asyncio.Future[_T]:
-        if asyncio.events._get_running_loop() is not self:  # not within this loop's run: as any loop does
+        engine_call = executor is None and getattr(func, "__module__", None) == _SDK_CONTEXT
+        if not engine_call or asyncio.events._get_running_loop() is not self:  # anything else: as any loop does
             return super().run_in_executor(executor, func, *args)
         future: asyncio.Future[_T] = self.create_future()
         if self._side is None:
