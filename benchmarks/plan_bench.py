@@ -4,16 +4,19 @@
   stack file, validate the config, run the program under the mocks, run the deploy simulator, render the
   JSON, under the same `gc_paused`.
 - floor: a replay of the same registrations through the Pulumi SDK with no gpuplane code in between
-  (`replay` with the classes `registrations` recorded at `pulumi.runtime.resource.register_resource`):
-  each custom resource an instance of the provider class that registered it, with the same property
-  names in the same input type (a provider class registers every input and output property, so the SDK
-  makes the same Outputs and applies the same type and name metadata), the same values, parent,
-  provider(s) and dependencies; each component registers the outputs it registered; the same stack
-  outputs. Before timing, `same_registrations` checks that the engine receives exactly what it received
-  from the plan (inputs, parents, providers, dependencies). It runs under the same mocks and the same
-  runner (`gpuplane.plan.runner.run_program`: its own event loop and GC policy), in the same process
-  right after the plan, so the same provider modules are imported; neither side's timing includes
-  imports (one warm-up run each first), and everything the replay needs is worked out before it runs.
+  (`replay` with what `registrations` recorded at `pulumi.runtime.resource.register_resource`): each custom
+  resource an instance of the provider class that registered it, with the same property names in the same
+  input type (a provider class registers every input and output property, so the SDK makes the same
+  Outputs and applies the same type and name metadata), the same values (secrets as secrets), and the
+  options the SDK received (the class's version, aliases and secret outputs, gpuplane's ignoreChanges and
+  protect) with the same parent, provider(s) and dependencies; each component registers the outputs it
+  registered; the same stack outputs. Before timing, `same_registrations` checks that the engine receives
+  what it received from the plan. It runs under the same mocks and the same runner
+  (`gpuplane.plan.runner.run_program`: its own event loop and GC policy), in the same process right after
+  the plan, so the same provider modules are imported; neither side's timing includes imports (one
+  warm-up run each first), and the replay is prepared before the timing. What it leaves out is gpuplane:
+  config, components, the Output plumbing between resources (values arrive as plain data, so the engine
+  gets no per-property dependencies; `depends_on` carries the same edges), rendering, the deploy check.
 - inputs floor (reported, not the target): the same resources registered as plain `CustomResource`s with
   only their inputs, no dependencies and no component outputs. It skips what the provider classes
   themselves cost (an Output for every property: 402 Outputs for gcp-autopilot's 10 resources against
@@ -23,8 +26,9 @@ The ratio plan/floor is gpuplane's own cost (config parsing, components, the Out
 resources, value rendering, capacity summary, deploy simulator, output formatting) on top of what any
 program registering the same resources through the same provider classes pays. Times are this process's
 CPU seconds (`time.process_time`: the machine is shared, and wall time mostly measured the other load),
-the minimum of `--repeat` runs, plan and floors taking turns. Peak MiB is Python's allocations during one
-plan (tracemalloc), not the process's memory. Not a test; run it:
+the minimum of `--repeat` rounds (up to five times as many for a stack that plans in under 0.1 s, where a
+round is cheap and the machine's noise is relatively larger), plan and floors taking turns. Peak MiB is
+Python's allocations during one plan (tracemalloc), not the process's memory. Not a test; run it:
 
     .venv/bin/python benchmarks/plan_bench.py [--repeat 15] [--json benchmarks/results/plan.json]
 """
@@ -32,6 +36,8 @@ plan (tracemalloc), not the process's memory. Not a test; run it:
 from __future__ import annotations
 
 import argparse
+import copy
+import gc
 import json
 import os
 import sys
@@ -52,6 +58,7 @@ from pulumi import _types as ptypes  # noqa: E402
 from gpuplane.config import parse_flat  # noqa: E402
 from gpuplane.plan import Plan, deploy, load, plan_stack, stack_names  # noqa: E402
 from gpuplane.plan.deploy.graph import provider_urn  # noqa: E402
+from gpuplane.plan.monitor import SECRET  # noqa: E402
 from gpuplane.plan.render import to_json  # noqa: E402
 from gpuplane.plan.runner import gc_paused, run_program  # noqa: E402
 from gpuplane.plan.stackfile import StackFile  # noqa: E402
@@ -79,6 +86,8 @@ class Registered:
     remote: bool
     keys: tuple[str, ...]
     args_type: type[Any] | None
+    opts: pulumi.ResourceOptions | None = None
+    """The options the SDK received (a provider class merges its own: version, aliases, secret outputs)."""
 
 
 def registrations(stack: str | StackFile) -> dict[tuple[str, str], Registered]:
@@ -91,7 +100,8 @@ def registrations(stack: str | StackFile) -> dict[tuple[str, str], Registered]:
         remote = bool(args[0] if args else kwargs.get("remote"))
         props = args[2] if len(args) > 2 else kwargs.get("props")
         typ = args[4] if len(args) > 4 else kwargs.get("typ")
-        seen[(ty, name)] = Registered(type(res), remote, tuple(props or {}), typ)
+        opts = args[3] if len(args) > 3 else kwargs.get("opts")
+        seen[(ty, name)] = Registered(type(res), remote, tuple(props or {}), typ, copy.copy(opts))
         return register(res, ty, name, custom, *args, **kwargs)
 
     presource.register_resource = recording  # type: ignore[attr-defined]
@@ -110,13 +120,40 @@ def _props(r: Any, how: Registered | None) -> dict[str, Any]:
     its engine name."""
     if how is None:
         return dict(r.inputs)
+    inputs = r.inputs
     to_engine = ptypes.resource_py_to_pulumi_names(how.cls) if issubclass(how.cls, pulumi.CustomResource) else {}
     if how.args_type is not None:
         to_engine = {**to_engine, **ptypes.input_type_py_to_pulumi_names(how.args_type)}
-    props = {key: r.inputs.get(to_engine.get(key, _camel(key))) for key in how.keys}
+    props = {key: inputs.get(to_engine.get(key, _camel(key))) for key in how.keys}
     covered = {to_engine.get(key, _camel(key)) for key in how.keys}
-    props.update({k: v for k, v in r.inputs.items() if k not in covered and k not in props})
+    props.update({k: v for k, v in inputs.items() if k not in covered and k not in props})
     return props
+
+
+def secret_paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where `value` holds a masked secret ("[secret]" in the plan's engine view)."""
+    if value == SECRET:
+        return [path]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in secret_paths(v, (*path, k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in secret_paths(v, (*path, i))]
+    return []
+
+
+def with_secrets(props: dict[str, Any], paths: tuple[tuple[Any, ...], ...]) -> dict[str, Any]:
+    """`props` with the value at each path passed as a secret again (copied along the paths; made at replay
+    time, as an Output needs the running loop)."""
+    if not paths:
+        return props
+    out: Any = dict(props)
+    for path in paths:
+        node = out
+        for key in path[:-1]:
+            node[key] = copy.copy(node[key])
+            node = node[key]
+        node[path[-1]] = pulumi.Output.secret(SECRET)
+    return dict(out)
 
 
 def _camel(name: str) -> str:
@@ -140,6 +177,10 @@ class Step:
     depends_on: tuple[str, ...]
     provider: str | None
     providers: tuple[str, ...]
+    opts: pulumi.ResourceOptions | None
+    """The recorded options (their resource references replaced at replay)."""
+    secrets: tuple[tuple[Any, ...], ...] = ()
+    """Paths in `props` whose values the plan registered as secrets."""
 
 
 def steps(plan: Plan, classes: dict[tuple[str, str], Registered] | None) -> list[Step]:
@@ -184,6 +225,8 @@ def steps(plan: Plan, classes: dict[tuple[str, str], Registered] | None) -> list
                     deps,
                     uses.pop("", None),
                     tuple(uses.values()),
+                    how.opts if how is not None else None,
+                    tuple(secret_paths(props)) if how is not None else (),
                 )
             )
             done.add(r.urn)
@@ -212,13 +255,12 @@ def replay(plan: Plan, classes: dict[tuple[str, str], Registered] | None = None)
     def program() -> None:
         made: dict[str, pulumi.Resource] = {}
         for step in prepared:
-            opts = pulumi.ResourceOptions(
-                parent=made.get(step.parent or ""),
-                depends_on=[made[d] for d in step.depends_on],
-                provider=made[step.provider] if step.provider else None,  # type: ignore[arg-type]
-                providers=[made[p] for p in step.providers] or None,  # type: ignore[misc]
-            )
-            props = step.props
+            opts = copy.copy(step.opts) if step.opts is not None else pulumi.ResourceOptions()
+            opts.parent = made.get(step.parent or "")
+            opts.depends_on = [made[d] for d in step.depends_on]
+            opts.provider = made[step.provider] if step.provider else None  # type: ignore[assignment]
+            opts.providers = [made[p] for p in step.providers] or None  # type: ignore[misc]
+            props = with_secrets(step.props, step.secrets)
             if step.args_type is not None:  # a fresh bag, as the class's `__props__`: the SDK reads its type
                 props = object.__new__(step.args_type)
                 props.__dict__.update(step.props)
@@ -246,14 +288,20 @@ def replay(plan: Plan, classes: dict[tuple[str, str], Registered] | None = None)
 
 def best(fns: list[Callable[[], Any]], repeat: int) -> list[float]:
     """The least CPU time of each function over `repeat` rounds, the functions taking turns in each round
-    (so a change in the machine's load hits all of them alike), after one warm-up round."""
+    (so a change in the machine's load hits all of them alike), after one warm-up round.
+
+    Each timing includes a young-generation collection right after the call, which frees that call's own
+    cycles: the runner pauses the cyclic GC during a plan, so otherwise the collection of one call's garbage
+    fell into the next call's timing (the floor paid for the plan's)."""
     for fn in fns:
         fn()
+    gc.collect()
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for fn, spent in zip(fns, times, strict=True):
             start = time.process_time()
             fn()
+            gc.collect(0)
             spent.append(time.process_time() - start)
     return [min(spent) for spent in times]
 
@@ -271,9 +319,11 @@ def generated_stack(pools: int) -> StackFile:
 
 
 def same_registrations(plan: Plan, floor: Plan) -> list[str]:
-    """Where the floor did not register what the plan registered: per URN, the inputs, parent, provider and
-    dependencies (on resources the plan registered: a remote component's children are not registered
-    under the mocks, though outputs may name them)."""
+    """Where the floor did not register what the plan registered: per URN, the inputs (as the engine sees
+    them: secrets masked), custom flag, parent, provider(s), protect/retainOnDelete, ignore/replace-on
+    changes, deleteBeforeReplace and dependencies (on resources the plan registered: a remote component's
+    children are not registered under the mocks, though its outputs name them), the number of resources,
+    the stack outputs and what each component registered as outputs."""
     known = {r.urn for r in plan.resources}
     theirs = {r.urn: r for r in floor.resources}
     problems = []
@@ -282,14 +332,22 @@ def same_registrations(plan: Plan, floor: Plan) -> list[str]:
         if f is None:
             problems.append(f"{r.urn}: not registered")
             continue
-        for what, a, b in [
-            ("inputs", r.inputs, f.inputs),
-            ("parent", r.parent, f.parent),
-            ("provider", r.provider, f.provider),
-            ("dependencies", sorted(set(r.dependencies) & known), sorted(set(f.dependencies) & known)),
-        ]:
-            if a != b:
+        for what in ("inputs", "custom", "parent", "provider", "providers", "protect", "retain_on_delete"):
+            if getattr(r, what) != getattr(f, what):
                 problems.append(f"{r.urn}: {what} differ")
+        for what in ("ignore_changes", "replace_on_changes", "delete_before_replace"):
+            if getattr(r, what) != getattr(f, what):
+                problems.append(f"{r.urn}: {what} differ")
+        if sorted(set(r.dependencies) & known) != sorted(set(f.dependencies) & known):
+            problems.append(f"{r.urn}: dependencies differ")
+    if len(floor.resources) != len(plan.resources):
+        problems.append(f"{len(floor.resources)} resources registered, not {len(plan.resources)}")
+    if floor.outputs != plan.outputs:
+        problems.append("stack outputs differ")
+    stack = {r.urn for r in plan.resources if r.type == "pulumi:pulumi:Stack"}
+    for urn, outputs in plan.registered_outputs.items():
+        if urn not in stack and floor.registered_outputs.get(urn) != outputs:
+            problems.append(f"{urn}: registered outputs differ")
     return problems
 
 
@@ -299,16 +357,22 @@ def measure(name: str, ref: str | StackFile, repeat: int) -> dict[str, Any]:
     plan, _ = cli_plan(ref)
     classes = registrations(ref)
     floor_stack = StackFile(project=stack.project, stack=stack.stack, config={})
-    problems = same_registrations(plan, run_program(floor_stack, replay(plan, classes)))
+    floor_program, inputs_program = replay(plan, classes), replay(plan)  # prepared once, outside the timing
+    problems = same_registrations(plan, run_program(floor_stack, floor_program))
     assert not problems, f"{name}: the floor registers something else: {problems[:5]}"
+    gc.collect()
+    start = time.process_time()
+    cli_plan(ref)
+    once = time.process_time() - start
+    rounds = repeat * min(5, max(1, int(0.1 / max(once, 1e-3))))  # small stacks: more rounds, as cheap
     full, program_only, floor, inputs_floor = best(
         [
             lambda: cli_plan(ref),
             lambda: plan_stack(stack),
-            lambda: run_program(floor_stack, replay(plan, classes)),
-            lambda: run_program(floor_stack, replay(plan)),
+            lambda: run_program(floor_stack, floor_program),
+            lambda: run_program(floor_stack, inputs_program),
         ],
-        repeat,
+        rounds,
     )
     tracemalloc.start()
     plan_stack(stack)
@@ -317,6 +381,7 @@ def measure(name: str, ref: str | StackFile, repeat: int) -> dict[str, Any]:
     return {
         "stack": name,
         "resources": len(plan.resources),
+        "rounds": rounds,
         "plan_s": round(full, 4),
         "program_s": round(program_only, 4),
         "floor_s": round(floor, 4),
