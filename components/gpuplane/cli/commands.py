@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +26,9 @@ def emit(args: argparse.Namespace, text: str) -> None:
 
 
 def to_json(doc: object) -> str:
-    return json.dumps(doc, indent=2)
+    from ..jsontext import dumps
+
+    return dumps(doc)
 
 
 def _config(ref: str):  # type: ignore[no-untyped-def]

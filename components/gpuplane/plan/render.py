@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import jsontext
 from .runner import Plan, PlannedResource
 
 
@@ -55,7 +56,7 @@ def to_tree(plan: Plan) -> str:
 def to_json(plan: Plan) -> str:
     """The JSON contract: {project, stack, resources: [{urn, type, name, parent, custom, inputs, dependsOn,
     provider}], outputs}."""
-    return json.dumps(plan.to_json(), indent=2, sort_keys=False)
+    return jsontext.dumps(plan.to_json())
 
 
 def _dot_id(urn: str) -> str:
