@@ -48,34 +48,26 @@ def dumps(value: Any) -> str:
             append(int.__repr__(o))
         elif isinstance(o, float):
             append(_float(o))
-        elif isinstance(o, dict):
+        elif isinstance(o, (dict, list, tuple)):
+            mapping = isinstance(o, dict)
             if not o:
-                append("{}")
+                append("{}" if mapping else "[]")
                 return
             inner = "\n" + "  " * (level + 1)
-            append("{")
+            append("{" if mapping else "[")
             separator = inner
-            for k, v in o.items():
-                if not isinstance(k, str):
-                    raise _Fallback
+            items: Any = o.items() if isinstance(o, dict) else o
+            for item in items:
                 append(separator)
                 separator = "," + inner
-                append(encode_basestring_ascii(k))
-                append(": ")
-                write(v, level + 1)
-            append("\n" + "  " * level + "}")
-        elif isinstance(o, (list, tuple)):
-            if not o:
-                append("[]")
-                return
-            inner = "\n" + "  " * (level + 1)
-            append("[")
-            separator = inner
-            for v in o:
-                append(separator)
-                separator = "," + inner
-                write(v, level + 1)
-            append("\n" + "  " * level + "]")
+                if mapping:
+                    key, item = item
+                    if not isinstance(key, str):
+                        raise _Fallback
+                    append(encode_basestring_ascii(key))
+                    append(": ")
+                write(item, level + 1)
+            append("\n" + "  " * level + ("}" if mapping else "]"))
         else:
             raise _Fallback
 
