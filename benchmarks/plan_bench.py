@@ -2,7 +2,7 @@
 
 - plan: what `gpuplane plan STACK --format json` does in-process (cli/commands.py `cmd_plan`): read the
   stack file, validate the config, run the program under the mocks, run the deploy simulator, render the
-  JSON, under the same `gc_paused`.
+  JSON.
 - floor: a replay of the same registrations through the Pulumi SDK with no gpuplane code in between
   (`replay` with what `registrations` recorded at `pulumi.runtime.resource.register_resource`): each custom
   resource an instance of the provider class that registered it, with the same property names in the same
@@ -60,19 +60,17 @@ from gpuplane.plan import Plan, deploy, load, plan_stack, stack_names  # noqa: E
 from gpuplane.plan.deploy.graph import provider_urn  # noqa: E402
 from gpuplane.plan.monitor import SECRET  # noqa: E402
 from gpuplane.plan.render import to_json  # noqa: E402
-from gpuplane.plan.runner import gc_paused, run_program  # noqa: E402
+from gpuplane.plan.runner import run_program  # noqa: E402
 from gpuplane.plan.stackfile import StackFile  # noqa: E402
 
 
 def cli_plan(ref: str | StackFile) -> tuple[Plan, str]:
-    """`gpuplane plan STACK --format json`, in-process (cli/commands.py `cmd_plan`: the same steps, under
-    the same `gc_paused`)."""
-    with gc_paused():
-        stack = load(ref, ROOT) if isinstance(ref, str) else ref
-        plan = plan_stack(stack)
-        violations = deploy.check(plan, deploy.stated_crds(parse_flat(stack.flat_config())))
-        assert not violations, violations
-        return plan, to_json(plan)
+    """`gpuplane plan STACK --format json`, in-process (cli/commands.py `cmd_plan`: the same steps)."""
+    stack = load(ref, ROOT) if isinstance(ref, str) else ref
+    plan = plan_stack(stack)
+    violations = deploy.check(plan, deploy.stated_crds(parse_flat(stack.flat_config())))
+    assert not violations, violations
+    return plan, to_json(plan)
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,6 @@ def _plan(ref: str):  # type: ignore[no-untyped-def]
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from ..plan.runner import gc_paused
-
-    with gc_paused():  # one collection for the whole command (read, validate, run, check, render)
-        return _cmd_plan(args)
-
-
-def _cmd_plan(args: argparse.Namespace) -> int:
     from ..config import parse_flat
     from ..plan import deploy, load, plan_stack
     from ..plan.render import FORMATS

@@ -208,8 +208,7 @@ def gc_paused() -> Iterator[None]:
     """The cyclic GC paused within the block (nested blocks leave it to the outermost): a plan allocates
     hundreds of thousands of short-lived objects (Outputs, futures, tasks, rendered values), and collections
     triggered during it traverse them and the imported provider SDKs' objects again and again; afterwards
-    one collection frees the plan's cycles. `gpuplane plan` holds it over the whole command (read, validate,
-    run, deploy check, render), `program_run` over each run."""
+    one collection frees the plan's cycles. `program_run` holds it over each run."""
     paused = gc.isenabled()
     gc.disable()
     try:
