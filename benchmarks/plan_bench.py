@@ -30,7 +30,7 @@ the minimum of `--repeat` rounds (up to five times as many for a stack that plan
 round is cheap and the machine's noise is relatively larger), plan and floors taking turns. Peak MiB is
 Python's allocations during one plan (tracemalloc), not the process's memory. Not a test; run it:
 
-    .venv/bin/python benchmarks/plan_bench.py [--repeat 15] [--json benchmarks/results/plan.json]
+    .venv/bin/python benchmarks/plan_bench.py [--repeat 25] [--json benchmarks/results/plan.json]
 """
 
 from __future__ import annotations
