@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
+from pulumi.runtime import rpc
 
 from ..config import ConfigError
 from . import mocks_aws, mocks_extra
@@ -124,8 +125,9 @@ STACK_REFERENCES_KEY = "gpuplane:stackReferences"
 """Stack config key for offline plans: `{stack name: {output: value}}` answering `pulumi.StackReference`;
 `{secure: value}` makes an output secret, as the referenced stack would keep it."""
 
-RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
-SIG_KEY = "4dabf18193072939515e22adb298388d"
+RESOURCE_SIG: str = rpc._special_resource_sig
+"""The SDK's marker of a resource reference in serialised properties (pulumi/runtime/rpc.py)."""
+SIG_KEY: str = rpc._special_sig_key
 
 
 class PlanMocks(pulumi.runtime.Mocks):

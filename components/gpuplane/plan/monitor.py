@@ -19,8 +19,10 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from .mocks import RESOURCE_SIG, SIG_KEY
 
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+SECRET_SIG: str = rpc._special_secret_sig
+"""The SDK's marker of a secret in serialised properties (pulumi/runtime/rpc.py), as are `UNKNOWN` and the
+mocks' `SIG_KEY`/`RESOURCE_SIG`."""
+UNKNOWN: str = rpc.UNKNOWN
 SECRET = "[secret]"
 
 
@@ -185,8 +187,6 @@ class RecordingMonitor(pm.MockMonitor):
         return super().SupportsFeature(request)  # type: ignore[no-untyped-call]
 
     def GetDeploymentInfo(self, request: Any) -> Any:
-        from pulumi.runtime.proto import resource_pb2
-
         info = super().GetDeploymentInfo(request)  # type: ignore[no-untyped-call]
         keep = [f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES]
         return resource_pb2.DeploymentInfo(supportedFeatures=keep)

@@ -184,7 +184,6 @@ class InlineExecutorLoop(asyncio.SelectorEventLoop):
         future: asyncio.Future[_T] = self.create_future()
         if self._side is None:
             self._side = asyncio.new_event_loop()
-        running = asyncio.events._get_running_loop()
         asyncio.events._set_running_loop(None)
         asyncio.set_event_loop(self._side)
         try:
@@ -193,7 +192,7 @@ class InlineExecutorLoop(asyncio.SelectorEventLoop):
             future.set_exception(exc)
         finally:
             asyncio.set_event_loop(self)
-            asyncio.events._set_running_loop(running)
+            asyncio.events._set_running_loop(self)
         return future
 
     def close(self) -> None:
@@ -230,7 +229,7 @@ def program_run() -> Iterator[asyncio.AbstractEventLoop]:
       and the default executor shut down, then the loop is closed and unset. The mocks open no gRPC
       channel (pulumi/runtime/mocks.py passes a `MockMonitor` object, not an address, to `Settings`).
     - The GC: paused during the run (`gc_paused`).
-    - Type metadata: memoised for the run (`memoised_type_metadata`).
+    - Type metadata: memoised for the process (`memoised_type_metadata`).
     - Engine calls run inline on the loop's thread (`InlineExecutorLoop`).
     - Source positions: the SDK walks and formats the whole Python stack for every registration
       (pulumi/runtime/resource.py `_get_stack_trace`, `traceback.extract_stack`) so that the engine can
