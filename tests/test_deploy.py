@@ -3,6 +3,7 @@ same graph once fixed; the plan JSON carries what the engine needs (dependsOn, p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -144,7 +145,43 @@ def names_plan(second_account_id: str) -> Plan:
     return plan(*gke_base(), sa("a-nodes", "research-gpu-platfo-nodes"), sa("b-nodes", second_account_id))
 
 
+def default_pool_plan(ignore: tuple[str, ...]) -> Plan:
+    """A GKE cluster whose `nodeConfig` configures only the default pool it removes after create."""
+    node_config = {"serviceAccount": "n@p.iam.gserviceaccount.com", "oauthScopes": ["cloud-platform"]}
+    cluster = res(
+        "gcp:container/cluster:Cluster",
+        "c",
+        {
+            "name": "c",
+            "project": "p",
+            "location": "us-central1",
+            "removeDefaultNodePool": True,
+            "nodeConfig": node_config,
+        },
+        provider=GCP,
+    )
+    pool = res(
+        "gcp:container/nodePool:NodePool",
+        "system",
+        {"cluster": "projects/p/locations/us-central1/clusters/c", "nodeConfig": {**node_config, "machineType": "e2"}},
+        deps=(GKE,),
+        provider=GCP,
+    )
+    return plan(*gke_base()[:1], dataclasses.replace(cluster, ignore_changes=ignore), pool)
+
+
+def scaled_group_plan(ignore_scaling: bool) -> Plan:
+    """An EKS managed node group whose desired size cluster-autoscaler owns."""
+    group = {"cluster": EKS, "nodeGroupName": "c-gpu", "scalingConfig": {"minSize": 0, "desiredSize": 0, "maxSize": 2}}
+    return plan(
+        *eks_base(),
+        res("eks:index:ManagedNodeGroup", "gpu", {**group, "ignoreScalingChanges": ignore_scaling}, deps=(EKS,)),
+    )
+
+
 CASES: list[tuple[str, Plan, Plan]] = [
+    ("second-up-no-op", default_pool_plan(()), default_pool_plan(("nodeConfig",))),
+    ("second-up-no-op", scaled_group_plan(False), scaled_group_plan(True)),
     (
         "cluster-scoped-waits-for-cluster",
         plan(*eks_base(), res("aws:eks/addon:Addon", "agent", {"clusterName": "c"}, provider=AWS)),

@@ -296,16 +296,16 @@ def test_the_docs_unit_test_runs_as_written(tmp_path: Path, monkeypatch: pytest.
         sys.modules.pop("infra", None)
 
 
-REF_PROGRAM = '''
+REF_PROGRAM = """
 import pulumi
 ref = pulumi.StackReference("acme/net/prod")
 pulumi.export("vpc", ref.require_output("vpcId"))
 pulumi.export("token", ref.require_output("token"))
-'''
+"""
 
 
 def test_stack_references_are_answered_from_the_stack_file(tmp_path: Path) -> None:
-    refs = 'gpuplane:stackReferences:\n  acme/net/prod: {vpcId: vpc-1, token: {secure: t0ken}}\n'
+    refs = "gpuplane:stackReferences:\n  acme/net/prod: {vpcId: vpc-1, token: {secure: t0ken}}\n"
     plan, _ = plan_program(write_program(tmp_path / "ok", "ok", REF_PROGRAM, refs))
     assert plan.outputs == {"vpc": "vpc-1", "token": "[secret]"}
     missing = r"gpuplane:stackReferences: no outputs for stack 'acme/net/prod' \(given: none\)"

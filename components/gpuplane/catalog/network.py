@@ -60,6 +60,7 @@ EFA_INTERFACES: Mapping[str, int] = MappingProxyType(
 )
 """Instance type -> EFA interfaces it takes (one per network card). Types not listed have no EFA."""
 
+
 @dataclass(frozen=True)
 class GpuDirect:
     """What one GKE machine type needs for GPUDirect: its extra networks and NCCL plugin installer."""
@@ -91,6 +92,7 @@ GPUDIRECT: Mapping[str, GpuDirect] = MappingProxyType(
     }
 )
 """GKE machine type -> its GPUDirect networking. Other machine types have none."""
+
 
 @dataclass(frozen=True)
 class NodeTopology:

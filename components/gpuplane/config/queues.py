@@ -82,4 +82,3 @@ class QueuesConfig(Model):
             if dupes:
                 raise ValueError(f"{what} must be unique (repeated: {', '.join(dupes)})")
         return v
-

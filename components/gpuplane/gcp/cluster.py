@@ -70,7 +70,11 @@ class GkeGpuCluster(pulumi.ComponentResource):
             cluster_args["cluster_autoscaling"] = render.cluster_autoscaling(
                 args.auto_provisioning, args.gcp, args.gpu_pools, sa.email
             )
-        cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=keep_options(args.cluster, child))
+        cluster_opts = pulumi.ResourceOptions.merge(
+            keep_options(args.cluster, child),
+            pulumi.ResourceOptions(ignore_changes=list(render.CLUSTER_IGNORE_CHANGES)),
+        )
+        cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=cluster_opts)
         # Private nodes pull images through the NAT: pools (and so the add-ons) wait for it.
         nat = cloud_nat(name, args.cluster.name, args.gcp, child)
         networks, made = gpudirect.create_networks(name, args.cluster.name, args.gcp, fixed, child)

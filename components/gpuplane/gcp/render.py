@@ -58,6 +58,13 @@ resource_container_node_pool.go), and the autoscaler owns the size after creatio
 ignore later changes, as terraform-google-kubernetes-engine does (modules/*/cluster.tf node pools,
 `lifecycle { ignore_changes = [initial_node_count] }`), so changing `minNodes` never replaces a pool."""
 
+CLUSTER_IGNORE_CHANGES = ["nodeConfig"]
+"""The cluster's `node_config` only configures the default pool, which `removeDefaultNodePool` deletes right
+after create; Read then stores the first node pool's config (or none), and `node_config` is ForceNew, so
+without this the second `up` replaces the cluster (terraform-provider-google resource_container_cluster.go
+Read; cluster-toolkit modules/scheduler/gke-cluster ignores it "since it's being removed after creation").
+The read-back model is `gpuplane.plan.deploy.readback.READ_BACK`."""
+
 GKE_DEFAULT_ZONES = 3
 """Zones a regional cluster's node pools span when none are configured (GKE regional clusters guide)."""
 

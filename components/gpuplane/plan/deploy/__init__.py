@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ...config.model import StackConfig
 from ..runner import Plan, PlannedResource
-from . import rules, scheduling
+from . import readback, rules, scheduling
 from .graph import DeployGraph, at_path, provider_urn, switch
 
 
@@ -248,6 +248,17 @@ def check_kubernetes_names(g: DeployGraph) -> Iterator[Violation]:
             seen[key] = r.urn
 
 
+def check_second_up(g: DeployGraph) -> Iterator[Violation]:
+    """After create and a refresh, the same program's next `up` must change nothing (`readback.READ_BACK`)."""
+    for d in readback.second_up(g.plan):
+        yield Violation(
+            "second-up-no-op",
+            d.urn,
+            f"{d.message()}: {', '.join(d.paths)}",
+            d.rule.fix,
+        )
+
+
 def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
     """Every rule over the plan; `existing_crds` lists API groups the user states the cluster already has."""
     g = DeployGraph(plan)
@@ -257,6 +268,7 @@ def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
         *check_scheduling(g),
         *check_names(g),
         *check_kubernetes_names(g),
+        *check_second_up(g),
     ]
 
 
@@ -275,5 +287,6 @@ RULES = {
     "global-name-valid": "account/project-wide names are valid, autonames included",
     "global-name-unique": "account/project-wide names are unique in their scope",
     "kubernetes-name-unique": "no two Kubernetes objects or releases share kind, namespace and name",
+    "second-up-no-op": "after create and a refresh, a second `up` changes nothing (read-back rules)",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""
