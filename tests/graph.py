@@ -132,7 +132,8 @@ def node_models(plan: Plan) -> dict[tuple[str, str], Model]:
             continue
         labels = {k: {v} for k, v in i["labels"].items()}
         labels["eks.amazonaws.com/capacityType"] = {EKS_CAPACITY[i["capacityType"]]}
-        labels["eks.amazonaws.com/nodegroup"] = {i["nodeGroupName"]}
+        if "nodeGroupName" in i:  # a nodeGroupNamePrefix is completed at create, so no label value is known
+            labels["eks.amazonaws.com/nodegroup"] = {i["nodeGroupName"]}
         taints = {(t["key"], t.get("value", ""), GKE_EFFECTS[t["effect"]]) for t in i.get("taints", [])}
         models[(i["labels"]["gpuplane.io/cluster"], i["labels"]["gpuplane.io/pool"])] = (labels, taints)
     for r in plan.resources:

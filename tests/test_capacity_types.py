@@ -130,7 +130,7 @@ MANAGED_ODCR = {
 
 def test_managed_capacity_block_and_targeted_odcr(plan_of: Callable[..., Plan]) -> None:
     plan = plan_of(stack_with("aws-managed", gpuPools=[MANAGED_BLOCK, MANAGED_ODCR]))
-    groups = {r.inputs["nodeGroupName"]: r.inputs for r in plan.by_type("eks:index:ManagedNodeGroup")}
+    groups = {r.inputs["nodeGroupNamePrefix"].rstrip("-"): r.inputs for r in plan.by_type("eks:index:ManagedNodeGroup")}
     templates = {r.name: r.inputs for r in plan.by_type("aws:ec2/launchTemplate:LaunchTemplate")}
     block, odcr = groups["ml-eks-training"], groups["ml-eks-odcr"]
     assert block["capacityType"] == "CAPACITY_BLOCK" and odcr["capacityType"] == "ON_DEMAND"

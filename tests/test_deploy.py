@@ -173,9 +173,12 @@ def default_pool_plan(ignore: tuple[str, ...]) -> Plan:
 def scaled_group_plan(ignore_scaling: bool) -> Plan:
     """An EKS managed node group whose desired size cluster-autoscaler owns."""
     group = {"cluster": EKS, "nodeGroupName": "c-gpu", "scalingConfig": {"minSize": 0, "desiredSize": 0, "maxSize": 2}}
+    autoscaler = {"chart": "cluster-autoscaler", "name": "ca", "namespace": "kube-system"}
     return plan(
         *eks_base(),
+        SYSTEM_GROUP,
         res("eks:index:ManagedNodeGroup", "gpu", {**group, "ignoreScalingChanges": ignore_scaling}, deps=(EKS,)),
+        res("kubernetes:helm.sh/v3:Release", "ca", autoscaler, provider=K8S),
     )
 
 

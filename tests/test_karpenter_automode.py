@@ -141,7 +141,13 @@ def test_one_nodepool_per_gpu_class_and_one_nodeclass_per_image(plan_of: Callabl
             "taints"
         ]
         assert spec["limits"]["nvidia.com/gpu"] == str(c["maxNodes"] * c.get("gpusPerNode", 1))
+        assert spec["limits"]["nodes"] == str(c["maxNodes"])  # caps a MIG class too, whatever the GPU count says
+        budgets = spec["disruption"].pop("budgets")
         assert spec["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s"}
+        # Drift never drains a busy GPU node: no budget lets a Drifted node go, and other reasons keep a budget.
+        drift = [b for b in budgets if "Drifted" in b.get("reasons", ["Drifted"])]
+        assert drift and min(b["nodes"] for b in drift) == "0"
+        assert any("reasons" not in b and b["nodes"] != "0" for b in budgets)
         ref = spec["template"]["spec"]["nodeClassRef"]
         assert ref["group"] == "karpenter.k8s.aws" and ref["kind"] == "EC2NodeClass" and ref["name"] in nodeclasses
         nc = nodeclasses[ref["name"]]["spec"]
@@ -228,3 +234,17 @@ def test_karpenter_section_is_validated(plan_of: Callable[..., Plan]) -> None:
     assert {p["spec"]["disruption"]["consolidationPolicy"] for p in crs(plan, "NodePool")} == {
         "WhenEmptyOrUnderutilized"
     }
+
+
+def test_a_mig_class_is_capped_by_nodes_and_its_slices(plan_of: Any) -> None:
+    """With `mig.strategy: mixed` an initialized node reports 0 `nvidia.com/gpu`, so that limit alone lets a
+    backlog launch past maxNodes: the NodePool also limits nodes and the MIG resource."""
+    mig = [p for p in classes("aws-karpenter").values() if (p.get("sharing") or {}).get("strategy") == "mig"]
+    assert mig
+    pools = {p["metadata"]["name"]: p["spec"] for p in crs(plan_of("aws-karpenter"), "NodePool")}
+    for pool in mig:
+        gpu = GPUS[pool["gpu"]]
+        slices = gpu.mig_profiles[pool["sharing"]["migProfile"]] * pool.get("gpusPerNode", 1)
+        limits = pools[pool["name"]]["limits"]
+        assert limits["nodes"] == str(pool["maxNodes"])
+        assert limits[f"nvidia.com/mig-{pool['sharing']['migProfile']}"] == str(pool["maxNodes"] * slices)

@@ -44,7 +44,7 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(stdout)
     assert set(doc) == {"project", "stack", "resources", "outputs"}
     assert (doc["project"], doc["stack"]) == ("gpuplane", "gcp-standard")
-    optional = {"ignoreChanges", "replaceOnChanges"}
+    optional = {"ignoreChanges", "replaceOnChanges", "deleteBeforeReplace", "protect", "retainOnDelete", "aliases"}
     for r in doc["resources"]:
         assert set(r) - optional == {"urn", "type", "name", "parent", "custom", "inputs", "dependsOn", "provider"}
         assert isinstance(r["dependsOn"], list) and r["dependsOn"] == sorted(r["dependsOn"])

@@ -275,15 +275,17 @@ def test_the_stability_check_can_fail() -> None:
 
 
 def test_a_holder_change_that_replaces_is_reported() -> None:
-    """A holder may change its listed keys only in place: a ForceNew one (the node SA) is reported."""
+    """A holder may change its listed keys only in place: a ForceNew one (the network) is reported, and an
+    ignored one (the default pool's nodeConfig, ignored after create) is not."""
     import dataclasses
 
     before = cached_plan(load("gcp-standard", ROOT))
     (cluster,) = before.by_type("gcp:container/cluster:Cluster")
     node_config = {**cluster.inputs["nodeConfig"], "serviceAccount": "other@acme-ml-prod.iam.gserviceaccount.com"}
-    moved = dataclasses.replace(cluster, inputs={**cluster.inputs, "nodeConfig": node_config})
-    after = dataclasses.replace(before, resources=[moved if r is cluster else r for r in before.resources])
-    assert changed_elsewhere(before, after, set(), lambda r: frozenset({"nodeConfig"})) == [("replaced", cluster.urn)]
+    for key, value, found in (("network", "other", [("replaced", cluster.urn)]), ("nodeConfig", node_config, [])):
+        moved = dataclasses.replace(cluster, inputs={**cluster.inputs, key: value})
+        after = dataclasses.replace(before, resources=[moved if r is cluster else r for r in before.resources])
+        assert changed_elsewhere(before, after, set(), lambda r, key=key: frozenset({key})) == found
 
 
 @pytest.mark.parametrize("stack", SINGLE)

@@ -22,5 +22,19 @@ def fit_autoname(logical: str, type_token: str) -> str | None:
     limit = GLOBAL_NAMES[type_token].max_len
     if len(logical) + AUTONAME_SUFFIX <= limit:
         return None
+    return _shortened(logical, limit)
+
+
+def _shortened(logical: str, limit: int) -> str:
     digest = hashlib.sha256(logical.encode()).hexdigest()[:6]
     return f"{logical[: limit - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def fit_prefix(logical: str, type_token: str) -> str:
+    """A name prefix `<logical>-` for a type whose provider completes prefixes (`nodeGroupNamePrefix`), so
+    that a replacement gets a new physical name and can be created before the old one is deleted. Where
+    `<logical>-` plus the provider's suffix would pass the cloud's limit, the logical name is shortened
+    with 6 hex of its SHA-256 (unique per logical name)."""
+    spec = GLOBAL_NAMES[type_token]
+    limit = spec.max_len - spec.prefix_suffix - 1
+    return (logical if len(logical) <= limit else _shortened(logical, limit)) + "-"

@@ -274,10 +274,33 @@ def gpu_node_pool(
                     "expireAfter": expire_after,
                 },
             },
-            "disruption": dict(disruption),
-            "limits": {"nvidia.com/gpu": str(pool.maxNodes * gpu_units(pool))},
+            "disruption": {**disruption, "budgets": [dict(b) for b in GPU_BUDGETS]},
+            "limits": node_pool_limits(pool),
         },
     }
+
+
+GPU_BUDGETS: tuple[Mapping[str, Any], ...] = (
+    MappingProxyType({"nodes": "10%"}),
+    MappingProxyType({"nodes": "0", "reasons": ["Drifted"]}),
+)
+"""Disruption budgets of every GPU NodePool. A new AMI release, a control-plane upgrade or a NodeClass edit
+makes every node drift; Karpenter would then drain running training pods to replace them. With no drift
+budget a drifted GPU node stays until it is empty, when the `Empty` consolidation (10% at a time, the
+default budget) or `expireAfter` replaces it (kubernetes-sigs/karpenter website/content/en/docs/concepts/
+disruption.md, "Disruption Budgets"; reasons are Underutilized, Empty and Drifted in the NodePool CRD)."""
+
+
+def node_pool_limits(pool: GpuPool) -> dict[str, str]:
+    """The NodePool's ceiling: `maxNodes` nodes, their `nvidia.com/gpu` and the pool's own sharing
+    resource. The GPU limit alone does not cap a MIG class: with `mig.strategy: mixed` an initialized node
+    reports 0 `nvidia.com/gpu`, which frees the limit again, so a backlog would launch past `maxNodes`
+    (kubernetes-sigs/karpenter pkg/controllers/state/statenode.go, provisioning/scheduling/scheduler.go).
+    `limits.nodes` is counted from NodeClaims (karpenter.sh_nodepools CRD `spec.limits`)."""
+    limits = {"nodes": str(pool.maxNodes), "nvidia.com/gpu": str(pool.maxNodes * gpu_units(pool))}
+    for resource, per_node in advertised(pool, "aws").items():
+        limits.setdefault(resource, str(pool.maxNodes * per_node))
+    return limits
 
 
 def gpu_units(pool: GpuPool) -> int:

@@ -18,6 +18,7 @@ from ..catalog import NODE_IMAGES, lookup
 from ..config.capacity import eks_capacity_type
 from ..config.model import ClusterConfig, GpuPool
 from ..config.network import efa_instances
+from ..names import fit_prefix
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import advertised, operator_node_labels
 
@@ -197,11 +198,22 @@ def launch_template_args(cluster: str, pool_name: str, disk_gb: int, ami_type: s
     }
 
 
+MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
+
+
+def node_group_prefix(cluster: ClusterConfig, pool: str) -> str:
+    """`<cluster>-<pool>-`, which EKS completes to a unique name: a node group change that replaces it
+    (instance types, capacity type, AMI type, subnets) creates the new group before deleting the old one,
+    which a fixed `nodeGroupName` can't (EKS ResourceInUseException; terraform-aws-eks #835). Node groups
+    are found by tags and labels, never by name (cluster-autoscaler auto-discovery, `gpuplane.io/pool`)."""
+    return fit_prefix(f"{cluster.name}-{pool}", MANAGED_NODE_GROUP)
+
+
 def gpu_node_group_args(cluster: ClusterConfig, pool: GpuPool) -> dict[str, Any]:
     """Arguments of one `eks.ManagedNodeGroup` for a GPU pool (cluster, role, subnets and launch
     template are wired by the component)."""
     return {
-        "node_group_name": f"{cluster.name}-{pool.name}",
+        "node_group_name_prefix": node_group_prefix(cluster, pool.name),
         "ami_type": pool.amiType,
         "capacity_type": eks_capacity_type(pool),
         "instance_types": instance_types(pool),
@@ -220,7 +232,7 @@ def system_node_group_args(cluster: ClusterConfig) -> dict[str, Any]:
     sp = cluster.systemPool
     assert sp.machineType is not None
     return {
-        "node_group_name": f"{cluster.name}-system",
+        "node_group_name_prefix": node_group_prefix(cluster, "system"),
         "ami_type": "AL2023_x86_64_STANDARD",
         "capacity_type": "ON_DEMAND",
         "instance_types": [sp.machineType],

@@ -111,6 +111,14 @@ def parser() -> argparse.ArgumentParser:
         help="match resources by type and name, ignoring the stack and project in their URNs (two stacks)",
     )
     df.add_argument("--fail-on-disruptive", action="store_true", help="exit 3 when a change is disruptive")
+    lc = _command(
+        sub,
+        "lifecycle",
+        c.cmd_lifecycle,
+        "routine changes (scale, add/remove pools, version bumps, ...) run through the replacement and update rules",
+        ("text", "json"),
+    )
+    lc.add_argument("--change", action="append", metavar="ID", help="only this routine change (repeatable)")
     _command(sub, "gpus", c.cmd_gpus, "list the GPU catalog", ("table", "json"), stack=False)
     _command(sub, "stacks", c.cmd_stacks, "list the project's stacks", ("text", "json"), stack=False)
     mx = _command(

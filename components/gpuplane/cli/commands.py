@@ -124,6 +124,27 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lifecycle(args: argparse.Namespace) -> int:
+    """Exit 1 when a routine change would fail or replace a cluster."""
+    from ..config.base import suggest
+    from ..plan import load
+    from ..plan.routine import CATALOGUE, check_stack, to_text
+
+    ids = [ch.id for ch in CATALOGUE]
+    bad = [i for i in args.change or [] if i not in ids]
+    if bad:
+        hints = "; ".join(f"{i!r}{suggest(i, ids)}" for i in bad)
+        raise InputError(f"unknown routine change {hints} (known: {', '.join(ids)})", "--change")
+    changes = tuple(ch for ch in CATALOGUE if not args.change or ch.id in args.change)
+    stack = load(args.stack)
+    outcomes = check_stack(stack, changes)
+    if args.format == "json":
+        emit(args, to_json({"stack": stack.stack, "changes": [o.to_json() for o in outcomes]}))
+    else:
+        emit(args, to_text(stack.stack, outcomes))
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from ..plan.diff import diff, load_plan, to_text
 

@@ -8,15 +8,16 @@ schema source. Paths a resource lists in `ignoreChanges` never count as changes,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from .deploy.rules import GLOBAL_NAMES
+from .paths import UNSET, changed_paths, changed_values
 from .replacement import Finding, classify, covers, ignored_paths
 
-UNSET = object()
-"""A key one side of a change does not have."""
+__all__ = ["UNSET", "Change", "PlanDiff", "changed_paths", "changed_values", "diff", "load_plan", "to_text"]
 
 
 @dataclass
@@ -29,6 +30,10 @@ class Change:
     """Changed paths the resource's `ignoreChanges` hides from the engine."""
     values: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     """Changed path -> (old value, new value); `UNSET` where a side has no such key."""
+    collision: str = ""
+    """Why the replacement fails: it keeps a fixed physical name and is created before the old one goes."""
+    delete_before_replace: bool = False
+    """The replacement deletes the old resource first (Pulumi `deleteBeforeReplace`): no overlap, no collision."""
 
     @property
     def disruptive(self) -> dict[str, str]:
@@ -64,6 +69,8 @@ class PlanDiff:
                     "effects": {p: f.effect.value for p, f in c.findings.items()},
                     "replaces": c.replaces,
                     "values": {p: {"old": _plain(o), "new": _plain(n)} for p, (o, n) in c.values.items()},
+                    **({"collision": c.collision} if c.collision else {}),
+                    **({"deleteBeforeReplace": True} if c.replaces and c.delete_before_replace else {}),
                     **({"ignored": c.ignored} if c.ignored else {}),
                 }
                 for c in self.changed
@@ -74,28 +81,6 @@ class PlanDiff:
 
 def _plain(value: Any) -> Any:
     return None if value is UNSET else value
-
-
-def changed_values(old: Any, new: Any, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
-    """(dot path, old value, new value) where two input trees differ (lists as `[i]`; `UNSET` for a
-    key one side lacks)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in sorted(set(old) | set(new)):
-            path = f"{prefix}.{key}" if prefix else key
-            if key not in old or key not in new:
-                yield path, old.get(key, UNSET), new.get(key, UNSET)
-            else:
-                yield from changed_values(old[key], new[key], path)
-    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            yield from changed_values(a, b, f"{prefix}[{i}]")
-    elif old != new:
-        yield prefix or "<value>", old, new
-
-
-def changed_paths(old: Any, new: Any, prefix: str = "") -> Iterator[str]:
-    """Dot paths (lists as `[i]`) where two input trees differ."""
-    return (path for path, _, _ in changed_values(old, new, prefix))
 
 
 def disruption(type_: str, paths: list[str]) -> dict[str, str]:
@@ -112,8 +97,28 @@ def change_of(old: Mapping[str, Any], new: Mapping[str, Any]) -> Change | None:
     ignore = ignored_paths(new["type"], new["inputs"], new.get("ignoreChanges", ()))
     kept = [p for p in paths if not any(covers(i, p) for i in ignore)]
     findings = classify(new["type"], kept, old["inputs"], new["inputs"], new.get("replaceOnChanges", ()))
-    return Change(
+    change = Change(
         new["urn"], new["type"], kept, findings, [p for p in paths if p not in kept], {p: values[p] for p in kept}
+    )
+    change.delete_before_replace = bool(new.get("deleteBeforeReplace"))
+    if change.replaces and not change.delete_before_replace:
+        change.collision = name_collision(old, new)
+    return change
+
+
+def name_collision(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Why creating `new` before deleting `old` fails, or "": both carry one fixed physical name that the
+    cloud keeps unique (`deploy.rules.GLOBAL_NAMES`). Pulumi replaces create-before-delete unless the
+    resource sets `deleteBeforeReplace` (pulumi/pulumi pkg/resource/deploy/step_generator.go)."""
+    spec = GLOBAL_NAMES.get(new["type"])
+    if spec is None:
+        return ""
+    name = new["inputs"].get(spec.input)
+    if name is None or old["inputs"].get(spec.input) != name:
+        return ""
+    return (
+        f"{spec.input} {name!r} is fixed: Pulumi creates the replacement before deleting the old one and the "
+        f"name is still taken ({spec.source})"
     )
 
 
@@ -157,6 +162,8 @@ def to_text(d: PlanDiff) -> str:
         lines.append(f"- {urn}  [DISRUPTIVE: removed]")
     for c in d.changed:
         lines.append(f"{'+-' if c.replaces else '~'} {c.urn}" + ("  [REPLACED]" if c.replaces else ""))
+        if c.collision:
+            lines.append(f"    FAILS: {c.collision}")
         for p in c.paths:
             f = c.findings.get(p)
             mark = f"  [DISRUPTIVE: {f.text()}]" if f else ""

@@ -143,6 +143,10 @@ class PlanMocks(pulumi.runtime.Mocks):
         """Outputs of the stacks a program reads with `pulumi.StackReference`, by stack name."""
         self.aws_region: str | None = None
         """The region of the last AWS provider registered; before one, the `aws:region` config or us-east-1."""
+        self.provider_regions: dict[str, str] = {}
+        """AWS provider ID -> its region."""
+        self.resource_region: str | None = None
+        """While a resource is registered: its provider's region, when the provider is a known AWS one."""
         self.outputs: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {
             **OUTPUTS,
             **mocks_aws.outputs(self.region),
@@ -157,9 +161,21 @@ class PlanMocks(pulumi.runtime.Mocks):
         self.eks_clusters: dict[str, str] = {}
 
     def region(self) -> str:
-        return self.aws_region or pulumi.Config("aws").get("region") or "us-east-1"
+        return self.resource_region or self.aws_region or pulumi.Config("aws").get("region") or "us-east-1"
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        # A resource's region is its own provider's (ARNs, queue URLs), not the last provider registered: a
+        # fleet registers a provider per region.
+        self.resource_region = self.provider_regions.get(str(args.provider or "").rsplit("::", 1)[-1])
+        try:
+            rid, state = self._new_resource(args)
+        finally:
+            self.resource_region = None
+        if args.typ == "pulumi:providers:aws" and args.inputs.get("region"):
+            self.provider_regions[rid] = str(args.inputs["region"])
+        return rid, state
+
+    def _new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         if args.typ == "pulumi:providers:aws" and args.inputs.get("region"):
             self.aws_region = str(args.inputs["region"])
         if args.typ == "eks:index:ManagedNodeGroup":

@@ -161,9 +161,19 @@ def eks_cluster_state(component: State) -> State:
     }
 
 
+def physical_node_group_name(inputs: Mapping[str, Any], logical: str) -> str:
+    """The node group's name as EKS reports it: `nodeGroupName`, or `nodeGroupNamePrefix` plus the 26
+    characters terraform-plugin-sdk's `id.PrefixedUniqueId` appends (here a digest of the logical name)."""
+    if "nodeGroupName" in inputs:
+        return str(inputs["nodeGroupName"])
+    if "nodeGroupNamePrefix" in inputs:
+        return str(inputs["nodeGroupNamePrefix"]) + str(int(digest(logical), 16))[:26].rjust(26, "0")
+    return f"{logical}-{digest(logical)[:7]}"
+
+
 def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str) -> State:
     """What EKS reports for the `aws.eks.NodeGroup` inside a ManagedNodeGroup: its Auto Scaling group."""
-    ng = str(a.inputs.get("nodeGroupName", a.name))
+    ng = physical_node_group_name(a.inputs, a.name)
     asg = f"eks-{ng}-{digest(ng)[:8]}-{digest(ng)[8:12]}-{digest(ng)[12:16]}"
     return {
         "nodeGroupName": ng,

@@ -71,6 +71,8 @@ class PlannedResource:
     """Pulumi `deleteBeforeReplace` as registered."""
     providers: tuple[tuple[str, str], ...] = ()
     """Package -> provider reference, as given to a (remote) component."""
+    aliases: tuple[Any, ...] = ()
+    """Pulumi `aliases` as registered: old URNs, or alias specs (`{"name": ..., "parentUrn": ...}`)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -83,10 +85,16 @@ class PlannedResource:
             "dependsOn": sorted(set(self.dependencies)),
             "provider": self.provider,
         }
-        if self.ignore_changes:
-            out["ignoreChanges"] = list(self.ignore_changes)
-        if self.replace_on_changes:
-            out["replaceOnChanges"] = list(self.replace_on_changes)
+        # The resource options a reader needs to see what a replacement or a delete does; each only when set.
+        options = {
+            "ignoreChanges": list(self.ignore_changes),
+            "replaceOnChanges": list(self.replace_on_changes),
+            "deleteBeforeReplace": self.delete_before_replace,
+            "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+            "aliases": list(self.aliases),
+        }
+        out.update({k: v for k, v in options.items() if v})
         return out
 
 
@@ -150,6 +158,10 @@ class RecordingMonitor(pm.MockMonitor):
                 replace_on_changes=tuple(request.replaceOnChanges),
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 providers=tuple(sorted(dict(request.providers).items())),
+                aliases=(
+                    *request.aliasURNs,
+                    *(json_format.MessageToDict(a, preserving_proto_field_name=True) for a in request.aliases),
+                ),
             )
         )
         return self._answer(request, urn, transforms)

@@ -197,10 +197,17 @@ def check_names(g: DeployGraph) -> Iterator[Violation]:
         if spec is None:
             continue
         given = r.inputs.get(spec.input)
-        if given is None and not spec.autoname:
+        prefix = r.inputs.get(spec.prefix_input) if spec.prefix_input else None
+        if given is None and prefix is None and not spec.autoname:
             continue
-        name = str(given) if given is not None else r.name + "-" + "0" * (rules.AUTONAME_SUFFIX - 1)
-        what = f"{spec.input} {name!r}" if given is not None else f"autoname {r.name!r}-<7 hex>"
+        if given is not None:
+            name, what = str(given), f"{spec.input} {given!r}"
+        elif prefix is not None:
+            name = str(prefix) + "0" * spec.prefix_suffix
+            what = f"{spec.prefix_input} {prefix!r} + {spec.prefix_suffix} characters"
+        else:
+            name = r.name + "-" + "0" * (rules.AUTONAME_SUFFIX - 1)
+            what = f"autoname {r.name!r}-<7 hex>"
         if not (spec.min_len <= len(name) <= spec.max_len) or not re.match(spec.pattern, name):
             yield Violation(
                 "global-name-valid",

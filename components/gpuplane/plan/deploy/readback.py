@@ -20,7 +20,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from ..diff import changed_paths
+from ..paths import changed_paths
 from ..replacement import classify, covers, ignored_paths
 from ..runner import Plan, PlannedResource
 
@@ -47,8 +47,8 @@ class ReadBack:
     why: str
     source: str
     fix: str
-    when: Callable[[PlannedResource], bool] = lambda r: True
-    """Only resources for which this holds read the field back differently."""
+    when: Callable[[PlannedResource, Plan], bool] = lambda r, plan: True
+    """Only resources for which this holds (given the whole plan) read the field back differently."""
 
 
 def _first_pool_node_config(r: PlannedResource, plan: Plan) -> Any:
@@ -66,11 +66,21 @@ def _changed(to: Callable[[Any], Any]) -> Callable[[PlannedResource, Plan], Any]
     return lambda r, plan: to(r.inputs)
 
 
-def _autoscaled(r: PlannedResource) -> bool:
+def _autoscaled(r: PlannedResource, plan: Plan) -> bool:
     return bool(r.inputs.get("autoscaling"))
 
 
-def _auto_upgraded(r: PlannedResource) -> bool:
+def _autoscaler_runs(r: PlannedResource, plan: Plan) -> bool:
+    """cluster-autoscaler is installed by the plan and may resize the group (a min..max range to work in)."""
+    sc = r.inputs.get("scalingConfig") or {}
+    ranged = sc.get("minSize") != sc.get("maxSize")
+    return ranged and any(
+        p.type == "kubernetes:helm.sh/v3:Release" and str(p.inputs.get("chart", "")).endswith("cluster-autoscaler")
+        for p in plan.resources
+    )
+
+
+def _auto_upgraded(r: PlannedResource, plan: Plan) -> bool:
     return (r.inputs.get("management") or {}).get("autoUpgrade", True) is not False
 
 
@@ -95,7 +105,7 @@ READ_BACK: Mapping[str, tuple[ReadBack, ...]] = MappingProxyType(
                 "gke-cluster/main.tf lifecycle ignore_changes [node_config]; GoogleCloudPlatform/k8s-config-connector "
                 "#8125",
                 'ignoreChanges: ["nodeConfig"] on the cluster (the default pool only lives during create)',
-                when=lambda r: r.inputs.get("removeDefaultNodePool") is True,
+                when=lambda r, plan: r.inputs.get("removeDefaultNodePool") is True,
             ),
             ReadBack(
                 "nodeVersion",
@@ -110,7 +120,7 @@ READ_BACK: Mapping[str, tuple[ReadBack, ...]] = MappingProxyType(
             ReadBack(
                 "nodeCount",
                 Kind.OWNED,
-                _changed(lambda i: (i.get("autoscaling") or {}).get("minNodeCount", 0) + 1),
+                _changed(lambda i: int(i.get("nodeCount", 0)) + 1),
                 "the cluster autoscaler resizes an autoscaled pool",
                 f"{TPG}resource_container_node_pool.go flattenNodePool (node_count from the instance groups' "
                 "target size)",
@@ -136,6 +146,7 @@ READ_BACK: Mapping[str, tuple[ReadBack, ...]] = MappingProxyType(
                 "hashicorp/terraform-provider-aws internal/service/eks/node_group.go resourceNodeGroupRead "
                 "(scaling_config from the API); pulumi/pulumi-eks #1770",
                 "ignoreScalingChanges: true (pulumi-eks ignores scalingConfig.desiredSize)",
+                when=_autoscaler_runs,
             ),
         ),
         "aws:eks/nodeGroup:NodeGroup": (
@@ -146,6 +157,7 @@ READ_BACK: Mapping[str, tuple[ReadBack, ...]] = MappingProxyType(
                 "cluster-autoscaler sets the node group's desired size",
                 "hashicorp/terraform-provider-aws internal/service/eks/node_group.go resourceNodeGroupRead",
                 'ignoreChanges: ["scalingConfig.desiredSize"]',
+                when=_autoscaler_runs,
             ),
         ),
     }
@@ -181,7 +193,7 @@ def refreshed(r: PlannedResource, plan: Plan) -> tuple[dict[str, Any], list[Read
     hit = []
     for rule in READ_BACK.get(r.type, ()):
         sent = _get(r.inputs, rule.path)
-        if sent is CLEARED or not rule.when(r):
+        if sent is CLEARED or not rule.when(r, plan):
             continue  # the program does not set it: nothing to compare on the next up
         after = rule.value(r, plan)
         if after != sent:

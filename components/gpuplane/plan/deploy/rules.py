@@ -248,11 +248,18 @@ class GlobalName:
     source: str
     min_len: int = 1
     autoname: bool = False
+    prefix_input: str = ""
+    """The input holding a name prefix the provider completes (`nodeGroupNamePrefix`), if the type has one."""
+    prefix_suffix: int = 0
+    """Characters the provider appends to that prefix."""
 
 
 AUTONAME_SUFFIX = 8
 """`-` and 7 random hex characters (pulumi/pulumi-terraform-bridge pkg/tfbridge/info/autonaming.go `AutoName`,
 Randlen 7; pulumi/pulumi sdk/go/common/resource/resource_id.go `NewUniqueName` fails past the maximum)."""
+
+PREFIXED_UNIQUE_ID = 26
+"""What terraform-plugin-sdk's `id.PrefixedUniqueId` appends to a name prefix (a timestamp and a counter)."""
 
 GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
     {
@@ -299,8 +306,12 @@ GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
             r"^[0-9A-Za-z][A-Za-z0-9\-_]*$",
             63,
             "EKS user guide, create-managed-node-group: node group names up to 63 characters, unique per cluster "
-            "(botocore sets no limit; pulumi-aws autonames within 255, which EKS then rejects)",
+            "(botocore sets no limit; pulumi-aws autonames within 255, which EKS then rejects); a "
+            "nodeGroupNamePrefix gets 26 characters more (hashicorp/terraform-provider-aws internal/create/naming.go "
+            "`Name` -> id.PrefixedUniqueId, terraform-plugin-sdk helper/id UniqueIDSuffixLength 26)",
             autoname=True,
+            prefix_input="nodeGroupNamePrefix",
+            prefix_suffix=PREFIXED_UNIQUE_ID,
         ),
         "aws:iam/role:Role": GlobalName(
             "name",

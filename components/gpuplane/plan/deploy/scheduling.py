@@ -111,7 +111,8 @@ def _managed_node_group(r: PlannedResource) -> list[NodeShape]:
     i = r.inputs
     labels = {
         **{k: frozenset({str(v)}) for k, v in (i.get("labels") or {}).items()},
-        "eks.amazonaws.com/nodegroup": frozenset({str(i.get("nodeGroupName", r.name))}),
+        # A prefixed name is completed by the provider at create: nothing can select it in advance.
+        "eks.amazonaws.com/nodegroup": frozenset({str(i["nodeGroupName"])}) if "nodeGroupName" in i else ANY,
         "eks.amazonaws.com/capacityType": frozenset({str(i.get("capacityType", "ON_DEMAND"))}),
         "node.kubernetes.io/instance-type": frozenset(i.get("instanceTypes") or []) or ANY,
         "kubernetes.io/arch": ANY,

@@ -1,0 +1,185 @@
+"""Routine changes, checked: what each everyday edit of a stack does on the next `pulumi up`.
+
+`CATALOGUE` lists the edits platform teams make every week (scale a pool, add or drop one, bump Kubernetes,
+switch monitoring, ...). `check_stack` applies each to a stack's config, plans it offline and compares the
+plans with the same rules `gpuplane diff` uses (the replacement table), plus the providers' update
+constraints (`CONSTRAINTS`) and the fixed-name rule (a replacement created before its old self is deleted
+can't reuse a name the cloud keeps unique). No routine change may replace a cluster or fail.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...config import ConfigError, parse_config
+from ..diff import PlanDiff, diff
+from ..replacement import Effect
+from ..runner import plan_stack
+from ..stackfile import StackFile
+from .catalogue import CATALOGUE, RoutineChange, raw
+from .constraints import CONSTRAINTS
+
+__all__ = [
+    "CATALOGUE",
+    "CONSTRAINTS",
+    "Outcome",
+    "RoutineChange",
+    "check_stack",
+    "markdown_table",
+    "outcome",
+    "to_text",
+]
+
+CLUSTER_TYPES = frozenset({"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:eks/cluster:Cluster"})
+POOL_TYPES = frozenset(
+    {"gcp:container/nodePool:NodePool", "eks:index:ManagedNodeGroup", "kubernetes:karpenter.sh/v1:NodePool"}
+)
+
+
+@dataclass
+class Outcome:
+    change: str
+    what: str
+    applies: bool = True
+    refused_by_config: str = ""
+    in_place: list[str] = field(default_factory=list)
+    rolls: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    """What the cloud or the engine refuses (a failed `up`), or a cluster replaced or removed."""
+    capacity_gaps: list[str] = field(default_factory=list)
+    """Node pools replaced delete-first: their nodes are gone until the new pool is up."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"change": self.change, "what": self.what, "applies": self.applies}
+        if not self.applies:
+            return {**out, **({"refusedByConfig": self.refused_by_config} if self.refused_by_config else {})}
+        keys = ("in_place", "rolls", "replaced", "added", "removed", "failures", "capacity_gaps")
+        camel = {"in_place": "inPlace", "capacity_gaps": "capacityGaps"}
+        return {**out, **{camel.get(k, k): getattr(self, k) for k in keys}, "ok": self.ok}
+
+
+def short(urn: str) -> str:
+    """`type::name` of a URN (the type's last segment), for tables."""
+    head, _, name = urn.rpartition("::")
+    return f"{head.rsplit('::', 1)[-1].rsplit('$', 1)[-1]}::{name}"
+
+
+def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, Any]) -> Outcome:
+    """What `head` does to a stack deployed as `base` (two plan JSON documents)."""
+    d: PlanDiff = diff(base, head)
+    by_urn = {r["urn"]: r for r in base["resources"]}
+    out = Outcome(change.id, change.what, added=[short(u) for u in d.added], removed=[short(u) for u in d.removed])
+    types = {r["urn"]: r["type"] for r in base["resources"]}
+    for urn in d.removed:
+        if types[urn] in CLUSTER_TYPES:
+            out.failures.append(f"{short(urn)}: a cluster is removed")
+    for c in d.changed:
+        name = short(c.urn)
+        rolls = any(f.effect is Effect.DISRUPTS for f in c.findings.values())
+        if c.replaces:
+            out.replaced.append(name)
+            if c.type in CLUSTER_TYPES:
+                out.failures.append(f"{name}: the cluster is replaced ({', '.join(c.disruptive)})")
+            if c.collision:
+                out.failures.append(f"{name}: {c.collision}")
+            elif c.delete_before_replace and c.type in POOL_TYPES:
+                out.capacity_gaps.append(f"{name}: deleted before its replacement is created")
+        elif rolls:
+            out.rolls.append(name)
+        else:
+            out.in_place.append(name)
+        new = next(r for r in head["resources"] if r["urn"] == c.urn)
+        for rule in CONSTRAINTS:
+            if rule.type == c.type and rule.refuses(by_urn[c.urn]["inputs"], new["inputs"], rolls):
+                out.failures.append(f"{name}: {rule.why} ({rule.source})")
+    return out
+
+
+def check_stack(stack: StackFile, changes: tuple[RoutineChange, ...] = CATALOGUE) -> list[Outcome]:
+    """Every routine change on `stack`: planned offline and compared with the stack's own plan."""
+    shipped = plan_stack(stack).to_json()
+    out = []
+    for change in changes:
+        start = change.start(copy.deepcopy(stack.config)) if change.start else stack.config
+        edited = change.apply(copy.deepcopy(start)) if start is not None else None
+        if edited is None or start is None:
+            out.append(Outcome(change.id, change.what, applies=False))
+            continue
+        try:
+            for config in (start, edited):
+                parse_config(raw(config))
+        except ConfigError as exc:
+            out.append(Outcome(change.id, change.what, applies=False, refused_by_config=str(exc)))
+            continue
+        base = shipped if change.start is None else _plan(stack, start)
+        out.append(outcome(change, base, _plan(stack, edited)))
+    return out
+
+
+def _plan(stack: StackFile, config: dict[str, Any]) -> dict[str, Any]:
+    return plan_stack(StackFile(stack.project, stack.stack, config, stack.path)).to_json()
+
+
+def to_text(stack: str, outcomes: list[Outcome]) -> str:
+    lines = [f"routine changes on {stack}:"]
+    for o in outcomes:
+        if not o.applies:
+            why = f" (the config refuses it: {_first_problem(o.refused_by_config)})" if o.refused_by_config else ""
+            lines.append(f"  {o.change}: does not apply{why}")
+            continue
+        verdict = "OK" if o.ok else "FAILS"
+        counts = (
+            f"{len(o.in_place)} updated in place, {len(o.rolls)} roll nodes, {len(o.replaced)} replaced, "
+            f"{len(o.added)} added, {len(o.removed)} removed"
+        )
+        lines.append(f"  {o.change}: {verdict}: {counts}")
+        lines += [f"    rolls nodes: {n}" for n in o.rolls]
+        lines += [f"    replaced: {n}" for n in o.replaced]
+        lines += [f"    capacity gap: {n}" for n in o.capacity_gaps]
+        lines += [f"    FAILS: {n}" for n in o.failures]
+    return "\n".join(lines)
+
+
+def _first_problem(message: str) -> str:
+    """The first problem of a `ConfigError` message (its first line is a count)."""
+    lines = [ln.strip(" -") for ln in message.splitlines()]
+    return next((ln for ln in lines[1:] if ln), lines[0] if lines else "")
+
+
+def cell(o: Outcome) -> str:
+    """One stack's result for one change, in a few words (docs/upgrading.md)."""
+    if not o.applies:
+        return "n/a"
+    if o.failures:
+        return "**fails**"
+    words = []
+    if o.capacity_gaps:
+        words.append("pool deleted first")
+    elif any(r.split("::")[0] in POOL_TYPES for r in o.replaced):
+        words.append("pool replaced")
+    if o.rolls:
+        words.append("rolls nodes")
+    if o.added or o.removed:
+        words.append(f"+{len(o.added)}/-{len(o.removed)}")
+    if not words:
+        words.append("in place" if o.in_place or o.replaced else "no change")
+    return ", ".join(words)
+
+
+def markdown_table(results: Mapping[str, list[Outcome]]) -> str:
+    """Routine change x stack, as docs/upgrading.md shows it (generated by `gpuplane lifecycle`)."""
+    stacks = list(results)
+    lines = ["| change | " + " | ".join(f"`{s}`" for s in stacks) + " |", "|---|" + "---|" * len(stacks)]
+    for i, change in enumerate(CATALOGUE):
+        lines.append(f"| `{change.id}` | " + " | ".join(cell(results[s][i]) for s in stacks) + " |")
+    return "\n".join(lines)
