@@ -12,6 +12,7 @@ import pytest
 from gpuplane.plan import Plan, PlannedResource
 from gpuplane.plan.deploy import RULES, Violation, check
 from gpuplane.plan.deploy.graph import DeployGraph
+from gpuplane.plan.mocks_aws import ec2_id, eks_cluster_security_group, pulumi_eks_cluster_security_group
 from gpuplane.plan.render import to_dot, to_json, to_mermaid
 
 P = "urn:pulumi:s::p::"
@@ -182,7 +183,25 @@ def scaled_group_plan(ignore_scaling: bool) -> Plan:
     )
 
 
+def efa_template_plan(first_group: str) -> Plan:
+    """An EFA launch template naming `first_group` and a security group that only admits itself."""
+    efa_sg = res(
+        "aws:ec2/securityGroup:SecurityGroup",
+        "efa",
+        {"ingress": [{"self": True, "protocol": "-1"}], "egress": [{"self": True, "protocol": "-1"}]},
+        provider=AWS,
+    )
+    nics = [{"deviceIndex": 0, "interfaceType": "efa", "securityGroups": [first_group, ec2_id(efa_sg.type, "efa")]}]
+    lt = res("aws:ec2/launchTemplate:LaunchTemplate", "lt", {"networkInterfaces": nics}, provider=AWS)
+    return plan(*eks_base(), efa_sg, lt)
+
+
 CASES: list[tuple[str, Plan, Plan]] = [
+    (
+        "nodes-reach-control-plane",
+        efa_template_plan(pulumi_eks_cluster_security_group("c")),
+        efa_template_plan(eks_cluster_security_group("c")),
+    ),
     ("second-up-no-op", default_pool_plan(()), default_pool_plan(("nodeConfig",))),
     ("second-up-no-op", scaled_group_plan(False), scaled_group_plan(True)),
     (

@@ -15,7 +15,9 @@ from gpuplane.catalog.network import EFA_INTERFACES, GPUDIRECT, topology_labels
 from gpuplane.config import parse_config
 from gpuplane.placement import placement
 from gpuplane.plan import Plan, load
+from gpuplane.plan.deploy import check
 from gpuplane.plan.deploy.scheduling import fits, node_shapes, pod_templates
+from gpuplane.plan.mocks_aws import eks_cluster_security_group
 
 from .conftest import ROOT, config_problems, stack_with
 from .graph import kube_objects
@@ -234,6 +236,10 @@ def test_managed_efa_group(plan_of: Callable[..., Plan]) -> None:
     assert pg.urn in lt_res.dependencies
     (group,) = [r.inputs for r in plan.by_type("eks:index:ManagedNodeGroup") if "training" in r.name]
     assert len(group["subnetIds"]) == 1 and group["instanceTypes"] == ["p5.48xlarge"]
+    # Naming security groups drops the one EKS adds: the interfaces carry EKS's own cluster group (what lets
+    # kubelet and the control plane talk), not pulumi-eks's `clusterSecurityGroupId` (NodeCreationFailure).
+    assert {n["securityGroups"][0] for n in nics} == {eks_cluster_security_group("ml-eks")}
+    assert [v for v in check(plan) if v.rule == "nodes-reach-control-plane"] == []
 
 
 # --- GKE GPUDirect --------------------------------------------------------------------------------------

@@ -205,7 +205,12 @@ class EksGpuCluster(pulumi.ComponentResource):
                 f"{name}-{pool.name}-pg", **efa.placement_group_args(cluster_name, pool), opts=child
             ).name
         key = "group_id" if isinstance(group, str) and group.startswith("pg-") else "group_name"
-        groups = [cluster.cluster_security_group_id, sg.id]
+        # A launch template that names security groups stops EKS adding its cluster security group, which is
+        # what lets kubelet and the control plane reach each other: name it (pulumi-eks's EFA path does the
+        # same, nodejs/eks/nodes/nodegroup.ts). pulumi-eks's own `clusterSecurityGroupId` only admits its own
+        # node group, so nodes carrying it never join (NodeCreationFailure).
+        eks_sg = cluster.eks_cluster.vpc_config.cluster_security_group_id
+        groups = [eks_sg, sg.id]
         return {
             "network_interfaces": efa.launch_template_interfaces(efa.interfaces(pool), groups),
             "placement": {key: group},

@@ -124,7 +124,7 @@ def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], Sta
             "oidcIssuer": issuer,
             "oidcProviderUrl": issuer,
             "oidcProviderArn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{issuer}",
-            "clusterSecurityGroupId": f"sg-{digest(name, 'cluster')[:17]}",
+            "clusterSecurityGroupId": pulumi_eks_cluster_security_group(name),
             "nodeSecurityGroupId": f"sg-{digest(name, 'node')[:17]}",
             "instanceRoles": [],
             "core": {
@@ -138,6 +138,16 @@ def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], Sta
         }
 
     return outputs
+
+
+def pulumi_eks_cluster_security_group(cluster: str) -> str:
+    """The ID of pulumi-eks's own `eksClusterSecurityGroup` (the component's `clusterSecurityGroupId`)."""
+    return f"sg-{digest(cluster, 'cluster')[:17]}"
+
+
+def eks_cluster_security_group(cluster: str) -> str:
+    """The ID of the cluster security group EKS itself creates (`eksCluster.vpcConfig.clusterSecurityGroupId`)."""
+    return f"sg-{digest(cluster, 'eks-created')[:17]}"
 
 
 DEFAULT_EKS_VERSION = "1.33"
@@ -158,6 +168,12 @@ def eks_cluster_state(component: State) -> State:
         "platformVersion": "eks.1",
         "identities": [{"oidcs": [{"issuer": f"https://{component.get('oidcIssuer', '')}"}]}],
         "tags": component.get("tags", {}),
+        "vpcConfig": {
+            "clusterSecurityGroupId": eks_cluster_security_group(name),
+            "securityGroupIds": [str(component.get("clusterSecurityGroupId", ""))],
+            "subnetIds": list(core.get("subnetIds") or []),
+            "vpcId": core.get("vpcId"),
+        },
     }
 
 

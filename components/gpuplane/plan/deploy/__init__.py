@@ -255,6 +255,51 @@ def check_kubernetes_names(g: DeployGraph) -> Iterator[Violation]:
             seen[key] = r.urn
 
 
+def _security_group_kinds(g: DeployGraph) -> dict[str, str]:
+    """Security group ID -> kind (`rules.NODE_SECURITY_GROUPS`), for the groups this plan can tell apart:
+    each EKS cluster's own and pulumi-eks's, and the plan's groups whose rules only name themselves."""
+    from ..mocks_aws import ec2_id, eks_cluster_security_group, pulumi_eks_cluster_security_group
+
+    kinds: dict[str, str] = {}
+    for c in g.plan.by_type("eks:index:Cluster"):
+        name = str(c.inputs.get("name", c.name))
+        kinds[eks_cluster_security_group(name)] = "eks-cluster"
+        kinds[pulumi_eks_cluster_security_group(name)] = "pulumi-eks-cluster"
+    targeted = {
+        str(r.inputs.get("securityGroupId")) for r in g.plan.by_type("aws:ec2/securityGroupRule:SecurityGroupRule")
+    }
+    for sg in g.plan.by_type("aws:ec2/securityGroup:SecurityGroup"):
+        sg_id = ec2_id(sg.type, sg.name)
+        rules_ = [*(sg.inputs.get("ingress") or []), *(sg.inputs.get("egress") or [])]
+        if sg_id not in targeted and rules_ and all(r.get("self") and not r.get("cidrBlocks") for r in rules_):
+            kinds[sg_id] = "self-only"
+    return kinds
+
+
+def _named_security_groups(lt: PlannedResource) -> list[str]:
+    nics = lt.inputs.get("networkInterfaces") or []
+    return [*(lt.inputs.get("vpcSecurityGroupIds") or []), *(s for n in nics for s in n.get("securityGroups") or [])]
+
+
+def check_node_security_groups(g: DeployGraph) -> Iterator[Violation]:
+    """A node launch template that names security groups must name one that reaches the control plane."""
+    kinds = _security_group_kinds(g)
+    for lt in g.plan.by_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        named = sorted(set(_named_security_groups(lt)))
+        if not named or any(s not in kinds for s in named):
+            continue  # EKS adds its own group, or a group of yours this plan cannot read
+        if any(rules.NODE_SECURITY_GROUPS[kinds[s]].reaches_control_plane for s in named):
+            continue
+        why = "; ".join(f"{s} ({kinds[s]}: {rules.NODE_SECURITY_GROUPS[kinds[s]].source})" for s in named)
+        yield Violation(
+            "nodes-reach-control-plane",
+            lt.urn,
+            f"the launch template names security groups {', '.join(named)}, so EKS adds no cluster security group, "
+            f"and none of them lets kubelet and the control plane reach each other: {why}",
+            "add the cluster security group EKS created (eksCluster.vpcConfig.clusterSecurityGroupId)",
+        )
+
+
 def check_second_up(g: DeployGraph) -> Iterator[Violation]:
     """After create and a refresh, the same program's next `up` must change nothing (`readback.READ_BACK`)."""
     for d in readback.second_up(g.plan):
@@ -275,6 +320,7 @@ def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
         *check_scheduling(g),
         *check_names(g),
         *check_kubernetes_names(g),
+        *check_node_security_groups(g),
         *check_second_up(g),
     ]
 
@@ -294,6 +340,8 @@ RULES = {
     "global-name-valid": "account/project-wide names are valid, autonames included",
     "global-name-unique": "account/project-wide names are unique in their scope",
     "kubernetes-name-unique": "no two Kubernetes objects or releases share kind, namespace and name",
+    "nodes-reach-control-plane": "node launch templates that name security groups include one that reaches the "
+    "EKS control plane",
     "second-up-no-op": "after create and a refresh, a second `up` changes nothing (read-back rules)",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""

@@ -357,3 +357,36 @@ GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
         ),
     }
 )
+
+
+# --- Node security groups: kubelet <-> control plane ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SecurityGroupKind:
+    """What a security group on a node lets through between the node and the EKS control plane."""
+
+    reaches_control_plane: bool
+    source: str
+
+
+NODE_SECURITY_GROUPS: Mapping[str, SecurityGroupKind] = MappingProxyType(
+    {
+        "eks-cluster": SecurityGroupKind(
+            True,
+            "EKS user guide sec-group-reqs: the cluster security group EKS creates is on the control plane's ENIs "
+            "and lets all traffic through between them and every node that carries it",
+        ),
+        "pulumi-eks-cluster": SecurityGroupKind(
+            False,
+            "pulumi/pulumi-eks nodejs/eks/cluster/securitygroup.ts createClusterSecurityGroup: egress only, and "
+            "443 in from pulumi-eks's own node security group; nothing admits a node that carries it",
+        ),
+        "self-only": SecurityGroupKind(
+            False, "a security group whose rules only name itself (an EFA group) admits nothing else"
+        ),
+    }
+)
+"""Kinds of security groups a launch template can name. A launch template that names security groups
+replaces the cluster security group EKS would add (EKS user guide launch-templates, "Security groups"), so
+at least one of them must reach the control plane, or the nodes never join (NodeCreationFailure)."""
