@@ -263,7 +263,10 @@ def test_gke_nodes_are_private_with_cloud_nat_egress(stack: str, plans: dict[str
     nats = of(plan, "gcp:compute/routerNat:RouterNat")
     for c in of(plan, GKE):
         assert c.inputs["privateClusterConfig"]["enablePrivateNodes"] is True, c.urn
-        assert c.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"], c.urn
+        # The endpoint admits only the CIDRs the stack names, or is private (no open default).
+        private = c.inputs["privateClusterConfig"]["enablePrivateEndpoint"]
+        blocks = [b["cidrBlock"] for b in c.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]]
+        assert (private or blocks) and "0.0.0.0/0" not in blocks, c.urn
         where = (c.inputs["project"], c.inputs["location"], c.inputs.get("network", "default"))
         served = [
             n

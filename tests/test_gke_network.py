@@ -164,7 +164,7 @@ def test_private_nodes_and_nat_by_default(plan_of: Callable[..., Plan]) -> None:
     (cluster,) = plan.by_type(CLUSTER)
     assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": False}
     assert cluster.inputs["masterAuthorizedNetworksConfig"] == {
-        "cidrBlocks": [{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere"}]
+        "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "ci-runners"}]  # the stack's own
     }
     (router,) = plan.by_type(ROUTER)
     (nat,) = plan.by_type(NAT)
@@ -175,7 +175,10 @@ def test_private_nodes_and_nat_by_default(plan_of: Callable[..., Plan]) -> None:
         "network": "default",
     }
     assert nat.inputs["router"] == "ml-gke-router" and nat.inputs["region"] == "us-central1"
-    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    # Only the subnet the cluster uses (the auto-mode `default` network's subnet is `default`): a NAT over
+    # every subnetwork would leave no range for another stack's NAT in the same network.
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
+    assert nat.inputs["subnetworks"] == [{"name": "default", "sourceIpRangesToNats": ["ALL_IP_RANGES"]}]
     assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY"
     # Pools come up only after their egress exists.
     for pool in plan.by_type(POOL):
@@ -234,3 +237,18 @@ def test_endpoint_arguments_are_pulumi_gcp_cluster_fields() -> None:
     gcp.container.NodePoolNetworkConfigArgs(**network.pool_network_args(cfg.gcp)["network_config"])
     gcp.compute.RouterNatSubnetworkArgs(**nat["subnetworks"][0])
     gcp.compute.RouterNatLogConfigArgs(**nat["log_config"])
+
+
+def test_no_endpoint_is_open_by_default(plan_of: Callable[..., Plan]) -> None:
+    """Without authorized networks (GKE) or public CIDRs (EKS) the API endpoint admits no outside address."""
+    gcp_cfg = {k: v for k, v in load_stack_config("gcp-standard")["gpuplane:gcp"].items() if k != "authorizedNetworks"}
+    (gke,) = plan_of(stack_with("gcp-standard", gcp=gcp_cfg)).by_type(CLUSTER)
+    assert gke.inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
+    private = plan_of(stack_with("gcp-standard", gcp={**gcp_cfg, "privateEndpoint": True})).by_type(CLUSTER)
+    assert private[0].inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    aws_cfg = {k: v for k, v in load_stack_config("aws-managed")["gpuplane:aws"].items() if k != "publicAccessCidrs"}
+    (eks_cluster,) = plan_of(stack_with("aws-managed", aws=aws_cfg)).by_type("eks:index:Cluster")
+    assert eks_cluster.inputs["endpointPublicAccess"] is False and eks_cluster.inputs["endpointPrivateAccess"] is True
+    assert "publicAccessCidrs" not in eks_cluster.inputs
+    (listed,) = plan_of("aws-managed").by_type("eks:index:Cluster")
+    assert listed.inputs["endpointPublicAccess"] is True and listed.inputs["publicAccessCidrs"] == ["203.0.113.0/24"]

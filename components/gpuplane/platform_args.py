@@ -186,8 +186,11 @@ class GcpArgs(TypedDict):
     """Nodes get internal IPs only (default on; egress through Cloud NAT)."""
     cloud_nat: NotRequired[bool]
     """With private nodes, create a Cloud Router and NAT (default on)."""
+    private_endpoint: NotRequired[bool]
+    """Serve the API on the control plane's internal IP only (default off; needs private nodes)."""
     authorized_networks: NotRequired[Sequence[AuthorizedNetworkArgs]]
-    """CIDR blocks allowed to reach the API endpoint (default: anywhere)."""
+    """CIDR blocks allowed to reach the API endpoint: where `pulumi up` and kubectl run. Default none: only
+    the VPC reaches it (`[{"cidr_block": "0.0.0.0/0"}]` opens it to the internet)."""
 
 
 class AutoProvisioningArgs(TypedDict):
@@ -225,9 +228,9 @@ class AwsArgs(TypedDict):
     admins: NotRequired[Sequence[pulumi.Input[str]]]
     """IAM role/user ARNs granted cluster-admin (each may be an Output; the list itself is plain)."""
     endpoint_public_access: NotRequired[bool]
-    """Expose the Kubernetes API endpoint publicly (default on)."""
+    """Expose the Kubernetes API endpoint publicly; unset: public exactly when `public_access_cidrs` lists some."""
     public_access_cidrs: NotRequired[Sequence[str]]
-    """CIDRs allowed to reach a public API endpoint (default anywhere)."""
+    """CIDRs allowed to reach the public API endpoint (default none: private endpoint only)."""
     ssm_access: NotRequired[bool]
     """Attach `AmazonSSMManagedInstanceCore` to node roles (default off)."""
     secrets_kms_key_arn: NotRequired[pulumi.Input[str]]

@@ -41,10 +41,14 @@ class AwsConfig(BaseModel):
     """One NAT gateway for all private subnets (cheaper) instead of one per AZ (survives an AZ outage)."""
     admins: list[str] = Field(default_factory=list)
     """IAM role/user ARNs granted cluster-admin through EKS access entries."""
-    endpointPublicAccess: bool = True
-    """Expose the Kubernetes API endpoint publicly (restricted by `publicAccessCidrs`)."""
-    publicAccessCidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
-    """CIDRs allowed to reach a public API endpoint."""
+    endpointPublicAccess: bool | None = None
+    """Expose the Kubernetes API endpoint publicly, to `publicAccessCidrs` only. Unset: public exactly when
+    `publicAccessCidrs` lists some, else private (as terraform-aws-eks defaults), and `pulumi up` then
+    installs the charts from inside the VPC (a runner or bastion there, a VPN or Direct Connect)."""
+    publicAccessCidrs: list[str] = Field(default_factory=list, validate_default=True)
+    """CIDRs allowed to reach the public API endpoint: where `pulumi up`, CI and kubectl run from. Required
+    with `endpointPublicAccess: true`: there is no open default (`["0.0.0.0/0"]` opens it to the internet,
+    IAM still required, and must be said)."""
     ssmAccess: bool = False
     """Attach `AmazonSSMManagedInstanceCore` to node roles (Session Manager shells on nodes); off by default
     because it also lets every node read any SSM parameter."""
@@ -73,6 +77,30 @@ class AwsConfig(BaseModel):
         if v and not vpc and "vpcId" in info.data:
             raise ValueError("subnets given without vpcId")
         return v
+
+    @field_validator("publicAccessCidrs")
+    @classmethod
+    def _public_cidrs(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("endpointPublicAccess") is True and not v:
+            raise ValueError(
+                "a public endpoint needs the CIDRs that may reach it (where `pulumi up` and kubectl run), e.g. "
+                '["203.0.113.0/24"]; leave endpointPublicAccess unset (or false) for a private endpoint; '
+                '["0.0.0.0/0"] opens it to the internet'
+            )
+        bad = []
+        for cidr in v:
+            try:
+                ipaddress.IPv4Network(cidr)
+            except ValueError:
+                bad.append(cidr)
+        if bad:
+            raise ValueError(f"not IPv4 CIDR blocks: {bad}")
+        return v
+
+    @property
+    def public_endpoint(self) -> bool:
+        """Whether the API endpoint is public (to `publicAccessCidrs` only)."""
+        return self.endpointPublicAccess if self.endpointPublicAccess is not None else bool(self.publicAccessCidrs)
 
     @field_validator("vpcCidr")
     @classmethod

@@ -11,7 +11,7 @@ from .base import Model, shaped
 from .regions import known_region, known_zones
 
 OPEN = "0.0.0.0/0"
-"""The whole IPv4 internet: the default authorized network, as EKS's default `publicAccessCidrs`."""
+"""The whole IPv4 internet, which no endpoint admits unless the stack says so."""
 
 
 class AuthorizedNetwork(Model):
@@ -55,18 +55,23 @@ class GcpConfig(Model):
     privateNodes: bool = True
     """Nodes get internal IPs only (GKE private nodes, `private_cluster_config.enable_private_nodes`), as EKS
     nodes sit in private subnets; their egress (image pulls, NVIDIA downloads) goes through Cloud NAT. The
-    API endpoint stays public, limited by `authorizedNetworks`. Set false for nodes with public IPs."""
+    API endpoint stays public, limited to `authorizedNetworks`, unless `privateEndpoint`. Set false for nodes
+    with public IPs."""
     cloudNat: bool = True
     """With `privateNodes`, create a Cloud Router and Cloud NAT (`<cluster>-router`, `<cluster>-nat`) for
-    the cluster's subnetwork (or, with `subnetwork` unset, every subnetwork of the network in the region).
-    Set false when the network already has a NAT for those ranges: GCP allows one per subnetwork range."""
-    authorizedNetworks: list[AuthorizedNetwork] = Field(
-        default_factory=lambda: [AuthorizedNetwork(cidrBlock=OPEN, displayName="anywhere")], max_length=50
-    )
-    """CIDR blocks allowed to reach the public Kubernetes API endpoint (GKE master authorized networks, at
-    most 50). Default: `[{cidrBlock: 0.0.0.0/0, displayName: anywhere}]`, open to the internet (with
-    Google IAM still required), like EKS's default `publicAccessCidrs`; narrow it to your offices and CI.
-    An empty list admits no outside CIDR block."""
+    the cluster's subnetwork only (with `subnetwork` unset, the network's subnet in the region, which an
+    auto-mode network names after itself). Set false when the network already has a NAT for that
+    subnetwork (another stack's cluster in it, say): GCP allows one NAT per subnetwork range."""
+    privateEndpoint: bool = False
+    """Serve the Kubernetes API on the control plane's internal IP only (`enable_private_endpoint`; needs
+    `privateNodes`). `pulumi up` then installs the charts from inside the VPC (a CI runner or bastion
+    there, or through Cloud VPN/Interconnect), and `authorizedNetworks` may name internal ranges."""
+    authorizedNetworks: list[AuthorizedNetwork] = Field(default_factory=list, max_length=50)
+    """CIDR blocks allowed to reach the Kubernetes API endpoint (GKE master authorized networks, at most
+    50): where `pulumi up`, CI and kubectl run from. Default: none, so only the VPC (and Google-internal
+    paths) reach it: `pulumi up` then runs from inside the VPC (a CI runner there, Cloud VPN or
+    Interconnect) or you list your runners' egress here. `[{cidrBlock: 0.0.0.0/0}]` opens the endpoint to
+    the internet (Google IAM still required) and must be said."""
 
     multiNetworking: bool = False
     """GKE multi-networking on dataplane V2 (`enable_multi_networking`, `datapath_provider:
@@ -89,6 +94,13 @@ class GcpConfig(Model):
         if len(set(v)) != len(v):
             raise ValueError("zones must not repeat")
         return known_zones(region, v, info) if region else v
+
+    @field_validator("privateEndpoint")
+    @classmethod
+    def _private_endpoint_needs_private_nodes(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("privateNodes") is False:
+            raise ValueError("a private endpoint needs privateNodes: true (GKE private clusters)")
+        return v
 
     @field_validator("authorizedNetworks")
     @classmethod

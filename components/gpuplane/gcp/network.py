@@ -48,7 +48,10 @@ def endpoint_args(gcp_cfg: GcpConfig) -> dict[str, Any]:
         },
     }
     if gcp_cfg.privateNodes:
-        args["private_cluster_config"] = {"enable_private_nodes": True, "enable_private_endpoint": False}
+        args["private_cluster_config"] = {
+            "enable_private_nodes": True,
+            "enable_private_endpoint": gcp_cfg.privateEndpoint,
+        }
     return args
 
 
@@ -76,24 +79,21 @@ def router_args(cluster: str, gcp_cfg: GcpConfig) -> dict[str, Any]:
 
 
 def nat_args(cluster: str, gcp_cfg: GcpConfig, router: Any) -> dict[str, Any]:
-    """`gcp.compute.RouterNat`: auto-allocated external IPs for the cluster's subnetwork (all its ranges,
-    so pods and nodes both get egress), or for every subnetwork of the network in the region when none is
-    configured (GKE then uses the network's own subnet there)."""
-    ranges: dict[str, Any] = (
-        {
-            "source_subnetwork_ip_ranges_to_nat": "LIST_OF_SUBNETWORKS",
-            "subnetworks": [{"name": gcp_cfg.subnetwork, "source_ip_ranges_to_nats": ["ALL_IP_RANGES"]}],
-        }
-        if gcp_cfg.subnetwork
-        else {"source_subnetwork_ip_ranges_to_nat": "ALL_SUBNETWORKS_ALL_IP_RANGES"}
-    )
+    """`gcp.compute.RouterNat`: auto-allocated external IPs for the cluster's subnetwork only (all its
+    ranges, so pods and nodes both get egress). With `subnetwork` unset, that is the network's subnet in the
+    region, which in an auto-mode network (`default`) has the network's name. Never every subnetwork of the
+    network: a subnetwork range is served by one NAT only, so `ALL_SUBNETWORKS_ALL_IP_RANGES` would make the
+    next stack's NAT in the same network fail (Cloud NAT docs, "NAT rules and subnet ranges";
+    terraform-provider-google compute router_nat `source_subnetwork_ip_ranges_to_nat`)."""
+    subnet = gcp_cfg.subnetwork or (gcp_cfg.network or DEFAULT_NETWORK).rsplit("/", 1)[-1]
     return {
         "name": nat_name(cluster),
         "project": gcp_cfg.project,
         "region": gcp_cfg.region,
         "router": router,
         "nat_ip_allocate_option": "AUTO_ONLY",
-        **ranges,
+        "source_subnetwork_ip_ranges_to_nat": "LIST_OF_SUBNETWORKS",
+        "subnetworks": [{"name": subnet, "source_ip_ranges_to_nats": ["ALL_IP_RANGES"]}],
         "log_config": dict(NAT_LOG),
     }
 
