@@ -130,9 +130,11 @@ MANAGED_ODCR = {
 
 def test_managed_capacity_block_and_targeted_odcr(plan_of: Callable[..., Plan]) -> None:
     plan = plan_of(stack_with("aws-managed", gpuPools=[MANAGED_BLOCK, MANAGED_ODCR]))
-    groups = {r.inputs["nodeGroupNamePrefix"].rstrip("-"): r.inputs for r in plan.by_type("eks:index:ManagedNodeGroup")}
+    groups = {r.name.removeprefix("ml-eks-"): r.inputs for r in plan.by_type("eks:index:ManagedNodeGroup")}
     templates = {r.name: r.inputs for r in plan.by_type("aws:ec2/launchTemplate:LaunchTemplate")}
-    block, odcr = groups["ml-eks-training"], groups["ml-eks-odcr"]
+    block, odcr = groups["training"], groups["odcr"]
+    # On a reservation a replacement needs the old group's instances: a fixed name, so it is deleted first.
+    assert block["nodeGroupName"] == "ml-eks-training" and odcr["nodeGroupName"] == "ml-eks-odcr"
     assert block["capacityType"] == "CAPACITY_BLOCK" and odcr["capacityType"] == "ON_DEMAND"
     lt_block, lt_odcr = templates["ml-eks-training-lt"], templates["ml-eks-odcr-lt"]
     assert lt_block["instanceMarketOptions"] == {"marketType": "capacity-block"}

@@ -296,7 +296,9 @@ def node_pool_limits(pool: GpuPool) -> dict[str, str]:
     resource. The GPU limit alone does not cap a MIG class: with `mig.strategy: mixed` an initialized node
     reports 0 `nvidia.com/gpu`, which frees the limit again, so a backlog would launch past `maxNodes`
     (kubernetes-sigs/karpenter pkg/controllers/state/statenode.go, provisioning/scheduling/scheduler.go).
-    `limits.nodes` is counted from NodeClaims (karpenter.sh_nodepools CRD `spec.limits`)."""
+    `limits.nodes` is what caps it: Karpenter counts it from NodeClaims (v1.11+, scheduler.go
+    `addToNewNodeClaim`). The MIG resource limit only stops launches once the nodes' reported slices reach
+    it (instance types list no MIG capacity, so it does not filter them up front)."""
     limits = {"nodes": str(pool.maxNodes), "nvidia.com/gpu": str(pool.maxNodes * gpu_units(pool))}
     for resource, per_node in advertised(pool, "aws").items():
         limits.setdefault(resource, str(pool.maxNodes * per_node))

@@ -18,7 +18,7 @@ from ..catalog import NODE_IMAGES, lookup
 from ..config.capacity import eks_capacity_type
 from ..config.model import ClusterConfig, GpuPool
 from ..config.network import efa_instances
-from ..names import fit_prefix
+from ..names import fit_autoname, fit_prefix
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import advertised, operator_node_labels
 
@@ -202,18 +202,30 @@ MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 
 
 def node_group_prefix(cluster: ClusterConfig, pool: str) -> str:
-    """`<cluster>-<pool>-`, which EKS completes to a unique name: a node group change that replaces it
-    (instance types, capacity type, AMI type, subnets) creates the new group before deleting the old one,
-    which a fixed `nodeGroupName` can't (EKS ResourceInUseException; terraform-aws-eks #835). Node groups
-    are found by tags and labels, never by name (cluster-autoscaler auto-discovery, `gpuplane.io/pool`)."""
+    """`<cluster>-<pool>-`, which the provider completes to a unique name: a node group change that replaces
+    it (instance types, capacity type, AMI type, subnets) creates the new group before deleting the old one.
+    With a fixed `nodeGroupName` the provider deletes first (two groups can't share a name; terraform-aws-eks
+    #835), so the pool has no nodes until the new group is up. Node groups are found by tags and labels,
+    never by name (cluster-autoscaler auto-discovery, `gpuplane.io/pool`)."""
     return fit_prefix(f"{cluster.name}-{pool}", MANAGED_NODE_GROUP)
+
+
+def node_group_name(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
+    """A prefix, so a replacement comes up before the old group goes (no capacity gap), except for pools on
+    a reservation (ODCR or Capacity Block): their replacement needs the instances the old group holds, so
+    they keep a fixed name, which makes the provider delete the old group first (pulumi-terraform-bridge
+    `nameRequiresDeleteBeforeReplace`)."""
+    if pool.reservation is not None and "reserved" in (pool.capacity or ()):
+        fixed = fit_autoname(f"{cluster.name}-{pool.name}", MANAGED_NODE_GROUP)
+        return {"node_group_name": fixed or f"{cluster.name}-{pool.name}"}
+    return {"node_group_name_prefix": node_group_prefix(cluster, pool.name)}
 
 
 def gpu_node_group_args(cluster: ClusterConfig, pool: GpuPool) -> dict[str, Any]:
     """Arguments of one `eks.ManagedNodeGroup` for a GPU pool (cluster, role, subnets and launch
     template are wired by the component)."""
     return {
-        "node_group_name_prefix": node_group_prefix(cluster, pool.name),
+        **node_group_name(cluster, pool),
         "ami_type": pool.amiType,
         "capacity_type": eks_capacity_type(pool),
         "instance_types": instance_types(pool),

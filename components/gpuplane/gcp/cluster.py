@@ -116,9 +116,10 @@ class GkeGpuCluster(pulumi.ComponentResource):
 
 def pool_options(opts: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
     """`opts` plus ignoring later `initialNodeCount` changes (see `render.POOL_IGNORE_CHANGES`), and
-    delete-before-replace: a pool's name is fixed (it is the `cloud.google.com/gke-nodepool` label that
-    placement and Kueue flavors select), so a replacement can't exist beside the old pool. Its nodes are gone
-    while GKE creates the new pool; `gpuplane lifecycle` reports which changes do that."""
+    delete-before-replace, said outright: a pool's name is fixed (it is the `cloud.google.com/gke-nodepool`
+    label that placement and Kueue flavors select), so the provider deletes the old pool first anyway
+    (pulumi-terraform-bridge `nameRequiresDeleteBeforeReplace`). Its nodes are gone while GKE creates the new
+    pool; `gpuplane lifecycle` reports which changes do that."""
     extra = pulumi.ResourceOptions(ignore_changes=list(render.POOL_IGNORE_CHANGES), delete_before_replace=True)
     return pulumi.ResourceOptions.merge(opts, extra)
 

@@ -30,10 +30,8 @@ class Change:
     """Changed paths the resource's `ignoreChanges` hides from the engine."""
     values: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     """Changed path -> (old value, new value); `UNSET` where a side has no such key."""
-    collision: str = ""
-    """Why the replacement fails: it keeps a fixed physical name and is created before the old one goes."""
-    delete_before_replace: bool = False
-    """The replacement deletes the old resource first (Pulumi `deleteBeforeReplace`): no overlap, no collision."""
+    delete_first: str = ""
+    """Why a replacement deletes the old resource before creating the new one ("" when it creates first)."""
 
     @property
     def disruptive(self) -> dict[str, str]:
@@ -69,8 +67,7 @@ class PlanDiff:
                     "effects": {p: f.effect.value for p, f in c.findings.items()},
                     "replaces": c.replaces,
                     "values": {p: {"old": _plain(o), "new": _plain(n)} for p, (o, n) in c.values.items()},
-                    **({"collision": c.collision} if c.collision else {}),
-                    **({"deleteBeforeReplace": True} if c.replaces and c.delete_before_replace else {}),
+                    **({"deletedFirst": c.delete_first} if c.replaces and c.delete_first else {}),
                     **({"ignored": c.ignored} if c.ignored else {}),
                 }
                 for c in self.changed
@@ -100,26 +97,37 @@ def change_of(old: Mapping[str, Any], new: Mapping[str, Any]) -> Change | None:
     change = Change(
         new["urn"], new["type"], kept, findings, [p for p in paths if p not in kept], {p: values[p] for p in kept}
     )
-    change.delete_before_replace = bool(new.get("deleteBeforeReplace"))
-    if change.replaces and not change.delete_before_replace:
-        change.collision = name_collision(old, new)
+    if change.replaces:
+        change.delete_first = delete_first(new)
     return change
 
 
-def name_collision(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """Why creating `new` before deleting `old` fails, or "": both carry one fixed physical name that the
-    cloud keeps unique (`deploy.rules.GLOBAL_NAMES`). Pulumi replaces create-before-delete unless the
-    resource sets `deleteBeforeReplace` (pulumi/pulumi pkg/resource/deploy/step_generator.go)."""
+BRIDGED = ("aws:", "gcp:", "eks:index:ManagedNodeGroup")
+"""Types whose physical resource a Terraform-bridged provider manages (pulumi-eks's node group is an
+`aws.eks.NodeGroup`)."""
+
+
+def delete_first(new: Mapping[str, Any]) -> str:
+    """Why the engine deletes the old resource before creating its replacement, or "" (it creates first).
+
+    Pulumi replaces create-first unless the resource sets `deleteBeforeReplace` or the provider's Diff asks
+    (pulumi/pulumi pkg/resource/deploy/step_generator.go, `diff.DeleteBeforeReplace`). A bridged provider asks
+    whenever the name Pulumi would autoname is set by hand (pulumi/pulumi-terraform-bridge pkg/tfbridge
+    provider.go Diff, schema.go `nameRequiresDeleteBeforeReplace`): a fixed name never collides, the old
+    resource is gone first. pulumi-kubernetes does the same for an object with a fixed `metadata.name`
+    (provider/pkg/provider/provider.go Diff). A prefixed name (`nodeGroupNamePrefix`) creates first."""
+    if new.get("deleteBeforeReplace"):
+        return "deleteBeforeReplace is set on the resource"
     spec = GLOBAL_NAMES.get(new["type"])
-    if spec is None:
-        return ""
-    name = new["inputs"].get(spec.input)
-    if name is None or old["inputs"].get(spec.input) != name:
-        return ""
-    return (
-        f"{spec.input} {name!r} is fixed: Pulumi creates the replacement before deleting the old one and the "
-        f"name is still taken ({spec.source})"
-    )
+    if spec is not None and new["type"].startswith(BRIDGED) and new["inputs"].get(spec.input) is not None:
+        return (
+            f"{spec.input} is set by hand, so the provider deletes first (pulumi-terraform-bridge "
+            "nameRequiresDeleteBeforeReplace)"
+        )
+    meta = new["inputs"].get("metadata")
+    if new["type"].startswith("kubernetes:") and isinstance(meta, Mapping) and meta.get("name"):
+        return "a Kubernetes object with a fixed name is deleted first (pulumi-kubernetes Diff)"
+    return ""
 
 
 def name_key(urn: str) -> str:
@@ -162,8 +170,8 @@ def to_text(d: PlanDiff) -> str:
         lines.append(f"- {urn}  [DISRUPTIVE: removed]")
     for c in d.changed:
         lines.append(f"{'+-' if c.replaces else '~'} {c.urn}" + ("  [REPLACED]" if c.replaces else ""))
-        if c.collision:
-            lines.append(f"    FAILS: {c.collision}")
+        if c.replaces and c.delete_first:
+            lines.append(f"    deleted before its replacement is created: {c.delete_first}")
         for p in c.paths:
             f = c.findings.get(p)
             mark = f"  [DISRUPTIVE: {f.text()}]" if f else ""

@@ -2,9 +2,10 @@
 
 `CATALOGUE` lists the edits platform teams make every week (scale a pool, add or drop one, bump Kubernetes,
 switch monitoring, ...). `check_stack` applies each to a stack's config, plans it offline and compares the
-plans with the same rules `gpuplane diff` uses (the replacement table), plus the providers' update
-constraints (`CONSTRAINTS`) and the fixed-name rule (a replacement created before its old self is deleted
-can't reuse a name the cloud keeps unique). No routine change may replace a cluster or fail.
+plans with the same rules `gpuplane diff` uses (the replacement table and the order a replacement takes:
+a hand-set name makes the provider delete first, `plan.diff.delete_first`), plus the providers' update
+constraints (`CONSTRAINTS`). A node pool deleted first is a capacity gap; no routine change may replace a
+cluster or fail.
 """
 
 from __future__ import annotations
@@ -90,17 +91,22 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
             out.replaced.append(name)
             if c.type in CLUSTER_TYPES:
                 out.failures.append(f"{name}: the cluster is replaced ({', '.join(c.disruptive)})")
-            if c.collision:
-                out.failures.append(f"{name}: {c.collision}")
-            elif c.delete_before_replace and c.type in POOL_TYPES:
-                out.capacity_gaps.append(f"{name}: deleted before its replacement is created")
+            if c.delete_first and c.type in POOL_TYPES:
+                out.capacity_gaps.append(f"{name}: deleted before its replacement is created ({c.delete_first})")
         elif rolls:
             out.rolls.append(name)
         else:
             out.in_place.append(name)
         new = next(r for r in head["resources"] if r["urn"] == c.urn)
+        how = (
+            ("replaced delete-first" if c.delete_first else "replaced create-first")
+            if c.replaces
+            else "rolls"
+            if rolls
+            else "in place"
+        )
         for rule in CONSTRAINTS:
-            if rule.type == c.type and rule.refuses(by_urn[c.urn]["inputs"], new["inputs"], rolls):
+            if rule.type == c.type and rule.refuses(by_urn[c.urn]["inputs"], new["inputs"], how):
                 out.failures.append(f"{name}: {rule.why} ({rule.source})")
     return out
 
@@ -167,8 +173,14 @@ def cell(o: Outcome) -> str:
         words.append("pool deleted first")
     elif any(r.split("::")[0] in POOL_TYPES for r in o.replaced):
         words.append("pool replaced")
-    if o.rolls:
+    karpenter = ("kubernetes:karpenter.sh/", "kubernetes:karpenter.k8s.aws/")
+    if o.rolls and all(r.startswith(karpenter) for r in o.rolls):
+        words.append("nodes drift (replaced once empty)")
+    elif o.rolls:
         words.append("rolls nodes")
+    others = [r for r in o.replaced if r.split("::")[0] not in POOL_TYPES]
+    if others:
+        words.append(f"{len(others)} replaced")
     if o.added or o.removed:
         words.append(f"+{len(o.added)}/-{len(o.removed)}")
     if not words:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,7 +110,10 @@ def _bump_node_image(c: Config) -> Config | None:
         return None
     version = str((karpenter or {}).get("amiVersion", "latest"))
     m = re.match(r"^v(\d{8})$", version)
-    bumped = f"v{int(m.group(1)) + 1}" if m else "v20261201"
+    if m is None:
+        return None  # `latest` follows every release on its own: nothing to bump (pin one to control it)
+    day = datetime.datetime.strptime(m.group(1), "%Y%m%d").date() + datetime.timedelta(days=7)
+    bumped = f"v{day:%Y%m%d}"
     return {**c, "gpuplane:karpenter": {**(karpenter or {}), "amiVersion": bumped}}
 
 
