@@ -15,6 +15,7 @@ from gpuplane.capacity import summary, table
 from gpuplane.config import parse_config
 from gpuplane.placement import placement
 from gpuplane.plan import Plan
+from gpuplane.plan.mocks_aws import ec2_id
 
 from .conftest import config_problems, load_stack_config, need_reference, stack_with
 from .crds import cel_results, crd_schema, schema_errors
@@ -124,7 +125,7 @@ MANAGED_ODCR = {
     "gpusPerNode": 8,
     "maxNodes": 1,
     "capacity": ["reserved"],
-    "reservation": {"ids": ["cr-0fedcba9876543210"]},
+    "reservation": {"ids": ["cr-0fedcba9876543210"], "zone": "us-east-1a"},
 }
 
 
@@ -145,11 +146,11 @@ def test_managed_capacity_block_and_targeted_odcr(plan_of: Callable[..., Plan]) 
     assert lt_odcr["capacityReservationSpecification"]["capacityReservationTarget"] == {
         "capacityReservationId": "cr-0fedcba9876543210"
     }
-    # The block's group runs only in the block's AZ; the ODCR's keeps every private subnet (in subnet order).
+    # Each group runs only in its reservation's AZ (a reservation serves one AZ).
     private = sorted((r for r in plan.by_type("aws:ec2/subnet:Subnet") if "-private-" in r.name), key=lambda r: r.name)
-    zones = [r.inputs["availabilityZone"] for r in private]
-    assert len(odcr["subnetIds"]) == len(zones) == 3
-    assert block["subnetIds"] == [odcr["subnetIds"][zones.index("us-east-1b")]]
+    by_zone = {r.inputs["availabilityZone"]: ec2_id(r.type, r.name) for r in private}
+    assert len(by_zone) == 3
+    assert block["subnetIds"] == [by_zone["us-east-1b"]] and odcr["subnetIds"] == [by_zone["us-east-1a"]]
 
 
 def test_ec2_and_eks_enum_values_of_reservations() -> None:
@@ -253,7 +254,11 @@ def test_capacity_summary_shows_order_and_reserved_gpus() -> None:
         ("aws-managed", {"capacity": ["reserved"], "reservation": {"tags": {"a": "b"}}}, "reservation.tags", "apply"),
         (
             "aws-managed",
-            {"capacity": ["reserved"], "reservation": {"type": "capacity-block", "ids": ["cr-1"]}},
+            {
+                "capacity": ["reserved"],
+                "reservation": {"type": "capacity-block", "ids": ["cr-1"]},
+                **{"gpu": "h100", "gpusPerNode": 8, "instanceTypes": ["p5.48xlarge"]},
+            },
             "reservation.zone",
             "one Availability Zone",
         ),

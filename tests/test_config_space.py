@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuplane.catalog import GPUS, gpus_on
+from gpuplane.catalog.consumption import gcp_sold
 from gpuplane.config import ConfigError, parse_config
 from gpuplane.plan import plan_stack
 from gpuplane.plan.stackfile import StackFile
@@ -23,11 +24,15 @@ def gcp_pool(draw: Any, index: int) -> dict[str, Any]:
     assert gpu.gcp is not None
     counts = sorted(set(gpu.gcp.machines.values()) | set(gpu.gcp.attachable_counts))
     lo = draw(st.integers(0, 4))
+    count = draw(st.sampled_from(counts))
+    machine = gpu.gcp.default_machine(count)
+    # Machines GCP does not sell on demand (A3 Ultra, A4) come as spot here.
+    on_demand = machine is None or "on-demand" in gcp_sold(machine)
     return {
         "name": f"pool-{index}",
         "gpu": gpu.name,
-        "gpusPerNode": draw(st.sampled_from(counts)),
-        "spot": draw(st.booleans()),
+        "gpusPerNode": count,
+        "spot": draw(st.booleans()) if on_demand else True,
         "minNodes": lo,
         "maxNodes": draw(st.integers(max(lo, 1), lo + 16)),
     }

@@ -280,6 +280,7 @@ def _pool_problems(cfg: StackConfig, i: int, pool: GpuPool) -> list[tuple[Loc, s
         problem = _order_problem(rules, platform, order)
         if problem:
             return [((*at, "capacity"), problem)]
+    here += _unsold(cloud, at, pool, order)
     dws = [c for c in order if c in DWS]
     if dws and pool.minNodes > 0:
         here.append(((*at, "minNodes"), f"{dws[0]} capacity starts every node on demand: minNodes must be 0"))
@@ -310,6 +311,31 @@ def _pool_problems(cfg: StackConfig, i: int, pool: GpuPool) -> list[tuple[Loc, s
     return here
 
 
+def _unsold(cloud: str, at: Loc, pool: GpuPool, order: tuple[str, ...]) -> list[tuple[Loc, str]]:
+    """Capacity types the pool's machines are not sold under (`catalog.consumption`): nodes that never come."""
+    from ..catalog.consumption import capacity_block_offered, gcp_sold
+
+    out: list[tuple[Loc, str]] = []
+    if cloud == "gcp":
+        for machine in pool_machines(cloud, pool):
+            sold = gcp_sold(machine)
+            unsold = [c for c in order if c not in sold]
+            if unsold:
+                offered = ", ".join(c for c in ("reserved", "spot", "flex-start", "queued", "on-demand") if c in sold)
+                out.append(
+                    (
+                        (*at, "capacity"),
+                        f"GCP does not sell {machine} as {', '.join(unsold)} (only {offered}): set capacity to those",
+                    )
+                )
+    r = pool.reservation
+    if cloud == "aws" and r is not None and r.type == "capacity-block" and "reserved" in order:
+        no_blocks = [i for i in pool_machines(cloud, pool) if not capacity_block_offered(i)]
+        if no_blocks:
+            out.append(((*at, "reservation", "type"), f"EC2 sells no Capacity Blocks of {', '.join(no_blocks)}"))
+    return out
+
+
 def _reservation_problems(
     cfg: StackConfig, at: Loc, pool: GpuPool, r: Reservation, cloud: str, order: tuple[str, ...]
 ) -> list[tuple[Loc, str]]:
@@ -324,6 +350,24 @@ def _reservation_problems(
         out.append(((*at, "reservation", "ids"), "a launch template targets exactly one capacity reservation"))
     if platform == "eks-managed" and r.type == "capacity-block" and r.zone is None:
         out.append(((*at, "reservation", "zone"), "a Capacity Block lives in one Availability Zone: name it"))
+    if platform == "eks-managed" and r.type != "capacity-block" and r.zone is None and not pool.zones:
+        # A targeted ODCR serves only its own AZ: a group over every subnet launches elsewhere on demand.
+        out.append(
+            (
+                (*at, "reservation", "zone"),
+                "a capacity reservation lives in one Availability Zone: name it, so the group's subnets are there",
+            )
+        )
+    if platform == "eks-managed" and r.type == "capacity-block" and pool.minNodes > 0:
+        # EKS user guide capacity-blocks-mng: update such groups only at desired size 0; the block's
+        # instances exist only from its start, and EKS scales the group to 0 before it ends.
+        out.append(
+            (
+                (*at, "minNodes"),
+                "a Capacity Block group must be able to sit at 0 nodes (AWS updates it only at desired size 0, and "
+                "scales it to 0 before the block ends): minNodes must be 0",
+            )
+        )
     if cloud == "gcp" and r.names and len(order) > 1 and not RULES[platform].named_fallback:
         out.append(
             ((*at, "reservation", "names"), "GKE has no fallback from specific reservations: drop on-demand or names")

@@ -41,7 +41,12 @@ def _desired_above_max(old: Mapping[str, Any], new: Mapping[str, Any], how: str)
 
 
 def _capacity_block_rolls(old: Mapping[str, Any], new: Mapping[str, Any], how: str) -> bool:
-    return how == "rolls" and new.get("capacityType") == "CAPACITY_BLOCK" and int(_sc(new).get("desiredSize", 0)) > 0
+    """A roll of a Capacity Block group that may have nodes: its desired size, or (ignored, owned by the
+    autoscaler) anything up to its maximum."""
+    if how != "rolls" or new.get("capacityType") != "CAPACITY_BLOCK":
+        return False
+    may_have = int(_sc(new).get("maxSize", 0)) if new.get("ignoreScalingChanges") else 0
+    return max(int(_sc(new).get("desiredSize", 0)), may_have) > 0
 
 
 def _reservation_created_first(old: Mapping[str, Any], new: Mapping[str, Any], how: str) -> bool:
