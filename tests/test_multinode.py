@@ -288,3 +288,21 @@ def test_nccl_installer_runs_on_the_gpudirect_pool(plan_of: Callable[..., Plan])
     assert spec["initContainers"][0]["image"] == IMAGES["nccl-plugin-gib"]
     landing = [s.source for s in node_shapes(plan) if fits(spec, s)]
     assert len(landing) == 1 and landing[0].endswith("ml-multinode-training"), landing
+
+
+def test_gpudirect_subnets_follow_the_pool_not_its_place(plan_of: Callable[..., Plan]) -> None:
+    """Removing or reordering GPUDirect pools leaves every other pool's subnetworks (ForceNew ranges) alone."""
+    base = {"gpu": "h200", "gpusPerNode": 8, "machineType": "a3-ultragpu-8g", "maxNodes": 2, "capacity": ["spot"]}
+    pools = [{**base, "name": n, "network": "gpudirect", "zones": ["us-central1-b"]} for n in ("pretrain", "training")]
+
+    def ranges(plan: Plan, pool: str) -> dict[str, str]:
+        subnets = plan.by_type("gcp:compute/subnetwork:Subnetwork")
+        return {s.name: s.inputs["ipCidrRange"] for s in subnets if f"-{pool}-" in s.name}
+
+    both = plan_of(stack_with("gcp-multinode", gpuPools=pools))
+    alone = plan_of(stack_with("gcp-multinode", gpuPools=pools[1:]))
+    reordered = plan_of(stack_with("gcp-multinode", gpuPools=pools[::-1]))
+    kept = ranges(both, "training")
+    assert kept and ranges(alone, "training") == kept == ranges(reordered, "training")
+    # ... and the two pools' blocks never overlap (pod networks of one cluster must not).
+    assert not set(kept.values()) & set(ranges(both, "pretrain").values())

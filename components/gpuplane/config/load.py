@@ -142,7 +142,7 @@ def _pool_names(pools: Any) -> list[str] | None:
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
     from .capacity import capacity_problems
-    from .network import pool_zone_problems
+    from .network import gpudirect_slot_problems, pool_zone_problems
 
     if cfg.fleet is not None:
         found = fleet_problems(cfg)
@@ -150,7 +150,7 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
         found = region_problems(cfg)
         named = set(found)
         found += [z for z in zone_problems(cfg) if z[0] not in {loc for loc, _ in named}]
-    found = [*found, *pool_zone_problems(cfg), *capacity_problems(cfg)]
+    found = [*found, *pool_zone_problems(cfg), *gpudirect_slot_problems(cfg), *capacity_problems(cfg)]
     return [(key_path(loc), reason) for loc, reason in found]
 
 

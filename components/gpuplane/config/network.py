@@ -18,6 +18,7 @@ Refused combinations (each one error, tested in tests/test_multinode_config.py):
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -127,6 +128,39 @@ def check_network(
 def families(gpu_name: str) -> tuple[str, ...]:
     gpu = lookup(gpu_name)
     return gpu.aws.families if gpu is not None and gpu.aws is not None else ()
+
+
+GPUDIRECT_SLOTS = 8
+"""GPUDirect address blocks: 32 /24s each in 192.168.0.0/16 (one /24 per extra NIC)."""
+
+
+def gpudirect_slot(pool_name: str) -> int:
+    """The address block of a GPUDirect pool's subnetworks, from its name alone: adding, removing or
+    reordering pools never re-addresses another pool (a subnetwork's `ip_cidr_range` and the node pool's
+    `additional_node_network_configs` replace). Pod networks of one cluster must not overlap (GKE
+    "Set up multi-network support for Pods", limitations), so two pools may not share a block."""
+    return int(hashlib.sha256(pool_name.encode()).hexdigest()[:8], 16) % GPUDIRECT_SLOTS
+
+
+def gpudirect_slot_problems(cfg: StackConfig) -> list[tuple[tuple[int | str, ...], str]]:
+    """GPUDirect pools whose names give them the same address block."""
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    seen: dict[int, str] = {}
+    for i, pool in enumerate(cfg.gpuPools):
+        if pool.network != "gpudirect":
+            continue
+        slot = gpudirect_slot(pool.name)
+        if slot in seen:
+            out.append(
+                (
+                    ("gpuPools", i, "name"),
+                    f"GPUDirect pools {seen[slot]!r} and {pool.name!r} would share address block {slot} (their subnets "
+                    "follow the pool name and must not overlap): rename one",
+                )
+            )
+        else:
+            seen[slot] = pool.name
+    return out
 
 
 def pool_zone_problems(cfg: StackConfig) -> list[tuple[tuple[int | str, ...], str]]:

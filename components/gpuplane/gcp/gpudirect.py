@@ -26,6 +26,7 @@ import pulumi_gcp as gcp
 from ..catalog.network import GPUDIRECT, GpuDirect
 from ..config.gcp import GcpConfig
 from ..config.model import GpuPool
+from ..config.network import gpudirect_slot
 from ..pins import IMAGES
 from .render import machine_type
 
@@ -39,10 +40,9 @@ def spec_of(pool: GpuPool) -> GpuDirect | None:
     return GPUDIRECT.get(machine_type(pool)) if pool.network == "gpudirect" else None
 
 
-def pools_with(pools: Sequence[GpuPool]) -> list[tuple[int, GpuPool, GpuDirect]]:
-    """(index among the GPUDirect pools, pool, its spec) for each GPUDirect pool."""
-    found = [(p, s) for p in pools if (s := spec_of(p)) is not None]
-    return [(i, p, s) for i, (p, s) in enumerate(found)]
+def pools_with(pools: Sequence[GpuPool]) -> list[tuple[GpuPool, GpuDirect]]:
+    """(pool, its spec) for each GPUDirect pool."""
+    return [(p, s) for p in pools if (s := spec_of(p)) is not None]
 
 
 def cluster_fields() -> dict[str, Any]:
@@ -63,9 +63,10 @@ def interfaces(cluster: str, pool: GpuPool, spec: GpuDirect) -> list[tuple[str, 
     return out
 
 
-def subnet_cidr(pool_index: int, nic: int) -> str:
-    """A /24 per extra NIC, 32 per GPUDirect pool, in 192.168.0.0/16 (apart from the cluster's ranges)."""
-    return f"192.168.{32 * pool_index + nic}.0/24"
+def subnet_cidr(pool: GpuPool, nic: int) -> str:
+    """A /24 per extra NIC in 192.168.0.0/16, apart from the cluster's ranges, in the pool's own block of 32
+    (`config.network.gpudirect_slot`, from its name): never from its place among the pools."""
+    return f"192.168.{32 * gpudirect_slot(pool.name) + nic}.0/24"
 
 
 def network_args(project: str, zone: str, network: str, spec: GpuDirect, rdma: bool) -> dict[str, Any]:
@@ -260,7 +261,7 @@ def kube_objects(pools: Sequence[GpuPool], cluster: str) -> list[dict[str, Any]]
     leaves it unchanged; it comes with the first pool of its kind and goes with the last)."""
     objects: list[dict[str, Any]] = []
     kinds: list[str] = []
-    for _, pool, spec in pools_with(pools):
+    for pool, spec in pools_with(pools):
         for role, network, subnet in interfaces(cluster, pool, spec):
             objects += [param_set(pool, role, network, subnet, spec), network_object(pool, role)]
         kinds += [] if spec.installer in kinds else [spec.installer]
@@ -274,7 +275,7 @@ def create_networks(
     subnetwork name) as resource outputs, and every resource created (node pools wait for them)."""
     out: dict[str, list[tuple[str, Any, Any]]] = {}
     made: list[pulumi.Resource] = []
-    for index, pool, spec in pools_with(pools):
+    for pool, spec in pools_with(pools):
         assert pool.zones, "config validation requires one zone"
         nets: dict[str, gcp.compute.Network] = {}
         names: list[tuple[str, Any, Any]] = []
@@ -294,7 +295,7 @@ def create_networks(
                             name=f"{network}-internal",
                             project=gcp_cfg.project,
                             network=nets[network].name,
-                            source_ranges=[subnet_cidr(index, nic)],
+                            source_ranges=[subnet_cidr(pool, nic)],
                             allows=[{"protocol": "tcp"}, {"protocol": "udp"}, {"protocol": "icmp"}],
                             opts=opts,
                         )
@@ -305,7 +306,7 @@ def create_networks(
                 project=gcp_cfg.project,
                 region=gcp_cfg.region,
                 network=nets[network].name,
-                ip_cidr_range=subnet_cidr(index, nic),
+                ip_cidr_range=subnet_cidr(pool, nic),
                 opts=opts,
             )
             made.append(sub)

@@ -72,6 +72,7 @@ GKE_NODE_RECREATE = [
         "workloadMetadataConfig": "workload_metadata_config",
         "kubeletConfig": "kubelet_config",
         "linuxNodeConfig": "linux_node_config",
+        "gvnic": "gvnic",
     }.items()
 ]
 
@@ -148,6 +149,8 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
                 ("placementPolicy", "placement_policy"),
                 ("queuedProvisioning", "queued_provisioning"),
                 ("networkConfig.podRange", "network_config.pod_range"),
+                ("networkConfig.additionalNodeNetworkConfigs", "network_config.additional_node_network_configs"),
+                ("networkConfig.additionalPodNetworkConfigs", "network_config.additional_pod_network_configs"),
                 ("networkConfig.podIpv4CidrBlock", "network_config.pod_ipv4_cidr_block"),
                 ("networkConfig.createPodRange", "network_config.create_pod_range"),
             ),
@@ -178,10 +181,19 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             ("networkProfile", "network_profile"),
             ("mtu", "mtu"),
         ),
-        "gcp:compute/subnetwork:Subnetwork": forcenew(
-            TPG + "compute/resource_compute_subnetwork.go",
-            *((k, k) for k in ("name", "network", "region", "project", "purpose")),
-        ),
+        "gcp:compute/subnetwork:Subnetwork": [
+            *forcenew(
+                TPG + "compute/resource_compute_subnetwork.go",
+                *((k, k) for k in ("name", "network", "region", "project", "purpose")),
+            ),
+            (
+                "ipCidrRange",
+                R,
+                "a range that does not contain the old one replaces the subnetwork (only widening updates in place)",
+                TPG + "compute/resource_compute_subnetwork.go `ip_cidr_range` CustomizeDiff isShrinkageIpCidr "
+                "(ForceNew unless the new range is a superset)",
+            ),
+        ],
         "gcp:compute/firewall:Firewall": forcenew(
             TPG + "compute/resource_compute_firewall.go",
             *((k, k) for k in ("name", "network", "project", "direction")),

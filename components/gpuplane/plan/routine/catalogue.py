@@ -75,7 +75,7 @@ def _add_pool(c: Config) -> Config | None:
     # A reservation belongs to one pool: the copy takes the rest of its capacity order.
     extra = {k: v for k, v in copy.deepcopy(pools[0]).items() if k != "reservation"}
     if "capacity" in extra:
-        extra["capacity"] = [c for c in extra["capacity"] if c != "reserved"] or ["on-demand"]
+        extra["capacity"] = [c for c in extra["capacity"] if c != "reserved"] or ["spot"]
     extra.update(name="added", minNodes=0)
     out = _with_pools(c, [*copy.deepcopy(pools), extra])
     totals = (out.get("gpuplane:fleet") or {}).get("totals")
