@@ -20,7 +20,7 @@ from gpuplane.plan import Plan, deploy
 from gpuplane.plan.deploy import scheduling
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import stack_with
+from .conftest import load_stack_config, stack_with
 from .graph import kube_objects
 
 REFERENCE_FIELDS: dict[str, set[str]] = {
@@ -159,3 +159,18 @@ def test_placement_selects_the_class_and_fits_only_its_nodes(base: str, plan_of:
 def test_the_shipped_nap_stack_has_no_compute_class(plan_of: Callable[..., Plan]) -> None:
     """Classes without `capacity` keep what they planned before (the golden files are unchanged)."""
     assert classes(plan_of("gcp-nap")) == {} and classes(plan_of("gcp-autopilot")) == {}
+
+
+def test_the_nap_exporter_tolerates_its_classes_compute_class_taint(plan_of: Any) -> None:
+    """GKE taints the nodes it creates for a ComputeClass with the class: a NAP exporter that only tolerates
+    the GPU and spot taints would never run there (the simulator's daemonset rule fails it)."""
+    from gpuplane.plan.deploy import check
+
+    pools = load_stack_config("gcp-nap")["gpuplane:gpuPools"]
+    flex = {k: v for k, v in pools[1].items() if k != "spot"} | {"capacity": ["flex-start"]}
+    plan = plan_of(stack_with("gcp-nap", gpuPools=[flex, pools[0]]))
+    (release,) = [r for r in plan.by_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "dcgm-exporter"]
+    (cc,) = plan.by_type("kubernetes:cloud.google.com/v1:ComputeClass")
+    taint = {"key": "cloud.google.com/compute-class", "value": cc.inputs["metadata"]["name"], "effect": "NoSchedule"}
+    assert {**taint, "operator": "Equal"} in release.inputs["values"]["tolerations"]
+    assert [v for v in check(plan) if v.rule == "daemonset-covers-its-nodes"] == []

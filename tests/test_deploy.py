@@ -196,7 +196,55 @@ def efa_template_plan(first_group: str) -> Plan:
     return plan(*eks_base(), efa_sg, lt)
 
 
+def exporter_plan(tolerations: list[dict[str, str]]) -> Plan:
+    """dcgm-exporter (a DaemonSet) selecting GPU nodes of two groups, one with an extra taint."""
+    sched = sched_plan({"gpuplane.io/role": "system"})
+    tainted = res(
+        "eks:index:ManagedNodeGroup",
+        "gpu2",
+        {
+            "cluster": EKS,
+            "nodeGroupName": "c-gpu2",
+            "labels": {"gpuplane.io/pool": "gpu2"},
+            "taints": [
+                {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+                {"key": "team", "value": "research", "effect": "NO_SCHEDULE"},
+            ],
+        },
+        deps=(EKS,),
+    )
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "gpuplane.io/pool", "operator": "Exists"}]}]
+            }
+        }
+    }
+    exporter = res(
+        "kubernetes:helm.sh/v3:Release",
+        "dcgm",
+        {
+            "chart": "dcgm-exporter",
+            "name": "dcgm",
+            "namespace": "gpu",
+            "values": {"affinity": affinity, "tolerations": tolerations, "serviceMonitor": {"enabled": False}},
+        },
+        provider=K8S,
+    )
+    return plan(*sched.resources, tainted, exporter)
+
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
 CASES: list[tuple[str, Plan, Plan]] = [
+    (
+        "daemonset-covers-its-nodes",
+        exporter_plan([GPU_TOLERATION]),
+        exporter_plan(
+            [GPU_TOLERATION, {"key": "team", "operator": "Equal", "value": "research", "effect": "NoSchedule"}]
+        ),
+    ),
     (
         "nodes-reach-control-plane",
         efa_template_plan(pulumi_eks_cluster_security_group("c")),

@@ -16,6 +16,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..compute_class import compute_classes
+from ..config.capacity import uses_compute_class
 from ..config.model import StackConfig
 from ..inputs import ExporterHost, GpuPoolArgs
 from ..kube import custom_resource
@@ -76,7 +77,9 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
 
 def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:
     """Fixed pools: exactly the stack's pools (nodes with the gpuplane pool label, tolerating their taints).
-    NAP: nodes of the classes' accelerators, which GKE taints with the GPU taint (and spot taint)."""
+    NAP: nodes of the classes' accelerators, which GKE taints with the GPU taint (and spot taint), and for a
+    class on its own ComputeClass also with `cloud.google.com/compute-class=<class>` (GKE docs "About custom
+    ComputeClasses"): the exporter tolerates those classes' taints too, or their nodes have no metrics."""
     args = dcgm.DcgmExporterArgs(
         host=ExporterHost.GKE,
         max_gpu_nodes=sum(p.maxNodes for p in cfg.gpuPools),
@@ -86,6 +89,9 @@ def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:
         args["gpu_nodes"] = [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
     else:
         args["node_label"] = ACCELERATOR_LABEL
+        classes = [p for p in cfg.gpuPools if uses_compute_class(cfg.platform, p)]
+        if classes:
+            args["gpu_nodes"] = [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in classes]
     return args
 
 

@@ -175,6 +175,31 @@ def check_scheduling(g: DeployGraph) -> Iterator[Violation]:
         )
 
 
+def check_daemonsets(g: DeployGraph) -> Iterator[Violation]:
+    """A DaemonSet must run on every node it selects: a node it selects but whose taint it does not
+    tolerate gets no pod (a GPU node without its exporter has no metrics)."""
+    cache: dict[str, list[scheduling.NodeShape] | None] = {}
+    for pod in scheduling.pod_templates(g.plan):
+        provider = provider_urn(g.by_urn[pod.urn].provider)
+        if not pod.daemonset or provider is None:
+            continue
+        if provider not in cache:
+            cache[provider] = nodes_for(g, provider)
+        for shape in cache[provider] or []:
+            if shape.wildcard or not scheduling.selects(pod.spec, shape):
+                continue
+            missing = scheduling.untolerated(pod.spec, shape)
+            if missing:
+                taints = ", ".join(f"{k}={v}:{e}" for k, v, e in missing)
+                yield Violation(
+                    "daemonset-covers-its-nodes",
+                    pod.urn,
+                    f"{pod.name} selects {shape.source.rsplit('::', 1)[-1]} but does not tolerate its taints "
+                    f"{taints}: those nodes get no pod",
+                    "tolerate every taint of the nodes the DaemonSet selects (or stop selecting them)",
+                )
+
+
 def _scope(g: DeployGraph, r: PlannedResource, keys: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for k in keys:
@@ -318,6 +343,7 @@ def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
         *check_cluster_scoped(g),
         *check_crds(g, existing_crds),
         *check_scheduling(g),
+        *check_daemonsets(g),
         *check_names(g),
         *check_kubernetes_names(g),
         *check_node_security_groups(g),
@@ -337,6 +363,7 @@ RULES = {
     "cluster-scoped-waits-for-cluster": "cloud resources inside a cluster depend on the cluster resource",
     "custom-resource-waits-for-crd": "custom resources (and charts that create them) wait for their CRD",
     "workload-schedulable": "every pod template gpuplane configures fits a node the cluster will have",
+    "daemonset-covers-its-nodes": "a DaemonSet tolerates every node it selects (GPU agents reach every GPU node)",
     "global-name-valid": "account/project-wide names are valid, autonames included",
     "global-name-unique": "account/project-wide names are unique in their scope",
     "kubernetes-name-unique": "no two Kubernetes objects or releases share kind, namespace and name",

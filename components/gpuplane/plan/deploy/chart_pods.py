@@ -20,6 +20,8 @@ class ChartPod:
     enabled: tuple[str, bool] | None = None
     derive: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Scheduling fields the chart's template builds from other values (they override the defaults)."""
+    daemonset: bool = False
+    """The template is a DaemonSet's: it must run on every node it selects, not just on one."""
 
 
 def efa_plugin_affinity(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,6 +82,7 @@ CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
                         {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}
                     ]
                 },
+                daemonset=True,
             ),
         ),
         # gpu-operator v26.7.0 values.yaml: the operator Deployment (nodeSelector kubernetes.io/os=linux,

@@ -230,6 +230,8 @@ class PodTemplate:
     urn: str
     name: str
     spec: Mapping[str, Any]
+    daemonset: bool = False
+    """A DaemonSet's template: it must run on every node it selects."""
 
 
 WORKLOAD_SPEC = {
@@ -256,11 +258,11 @@ def pod_templates(plan: Plan) -> Iterator[PodTemplate]:
                 if pod.derive is not None:
                     spec.update(pod.derive(here))
                 where = f"values `{pod.path}`" if pod.path else "top-level values"
-                yield PodTemplate(r.urn, f"{r.name}: {pod.name} ({where})", spec)
+                yield PodTemplate(r.urn, f"{r.name}: {pod.name} ({where})", spec, pod.daemonset)
         elif r.type.startswith("kubernetes:") and r.type.rsplit(":", 1)[-1] in WORKLOAD_SPEC:
             pod_spec = at_path(r.inputs, WORKLOAD_SPEC[r.type.rsplit(":", 1)[-1]])
             if isinstance(pod_spec, dict):
-                yield PodTemplate(r.urn, r.name, pod_spec)
+                yield PodTemplate(r.urn, r.name, pod_spec, r.type.endswith(":DaemonSet"))
 
 
 # --- Matching --------------------------------------------------------------------------------------------
@@ -301,6 +303,17 @@ def fits(spec: Mapping[str, Any], shape: NodeShape) -> bool:
     """Whether a pod with this nodeSelector, required node affinity and tolerations can run there."""
     if shape.wildcard:
         return True
+    return selects(spec, shape) and not untolerated(spec, shape)
+
+
+def untolerated(spec: Mapping[str, Any], shape: NodeShape) -> list[Taint]:
+    """The node's scheduling taints (NoSchedule, NoExecute) the pod does not tolerate."""
+    hard = [t for t in shape.taints if t[2] in ("NoSchedule", "NoExecute")]
+    return [t for t in hard if not tolerated(spec.get("tolerations") or [], t)]
+
+
+def selects(spec: Mapping[str, Any], shape: NodeShape) -> bool:
+    """Whether the pod's nodeSelector and required node affinity admit the node (taints aside)."""
     for k, v in (spec.get("nodeSelector") or {}).items():
         vals = _has(shape, k)
         if vals is None or (vals != ANY and str(v) not in vals):
@@ -311,5 +324,4 @@ def fits(spec: Mapping[str, Any], shape: NodeShape) -> bool:
             all(_expression(shape, e) for e in t.get("matchExpressions", [])) for t in terms["nodeSelectorTerms"]
         ):
             return False
-    hard = [t for t in shape.taints if t[2] in ("NoSchedule", "NoExecute")]
-    return all(tolerated(spec.get("tolerations") or [], t) for t in hard)
+    return True
