@@ -252,3 +252,39 @@ def test_no_endpoint_is_open_by_default(plan_of: Callable[..., Plan]) -> None:
     assert "publicAccessCidrs" not in eks_cluster.inputs
     (listed,) = plan_of("aws-managed").by_type("eks:index:Cluster")
     assert listed.inputs["endpointPublicAccess"] is True and listed.inputs["publicAccessCidrs"] == ["203.0.113.0/24"]
+
+
+def test_the_temporary_default_pool_is_shielded(plan_of: Callable[..., Plan]) -> None:
+    """The default pool lives only during create, but an org policy that requires shielded VMs with secure
+    boot refuses it all the same; it gets the nodes' service account and secure boot."""
+    (cluster,) = plan_of("gcp-standard").by_type(CLUSTER)
+    node_config = cluster.inputs["nodeConfig"]
+    assert node_config["shieldedInstanceConfig"]["enableSecureBoot"] is True
+    assert node_config["serviceAccount"].startswith("ml-gke-nodes@")
+    assert "nodeConfig" in cluster.ignore_changes
+
+
+@pytest.mark.parametrize("stack", ["gcp-standard", "gcp-nap"])
+def test_the_kubernetes_provider_waits_for_the_system_pool(stack: str, plan_of: Callable[..., Plan]) -> None:
+    """Add-ons run on the system pool: charts created before it exists wait out their timeout."""
+    from gpuplane.plan.deploy.graph import DeployGraph
+
+    plan = plan_of(stack)
+    g = DeployGraph(plan)
+    (system,) = [p for p in plan.by_type(POOL) if p.inputs["name"] == "system"]
+    (provider,) = plan.by_type("pulumi:providers:kubernetes")
+    assert g.waits_for(provider.urn, system.urn)
+
+
+@pytest.mark.parametrize("stack", ["gcp-standard", "gcp-dws", "gcp-fleet", "gcp-multinode", "gcp-nap"])
+def test_every_pool_starts_within_its_maximum(stack: str, plan_of: Callable[..., Plan]) -> None:
+    """GKE creates `initialNodeCount` nodes in each of a pool's zones (its own node locations, else the
+    cluster's, else three): that start must fit the pool's total maximum."""
+    plan = plan_of(stack)
+    clusters = {c.inputs["name"]: c for c in plan.by_type(CLUSTER)}
+    for pool in plan.by_type(POOL):
+        cluster = next(c for n, c in clusters.items() if str(pool.inputs["cluster"]).endswith(f"/clusters/{n}"))
+        zones = pool.inputs.get("nodeLocations") or cluster.inputs.get("nodeLocations") or ["a", "b", "c"]
+        top = (pool.inputs.get("autoscaling") or {}).get("totalMaxNodeCount")
+        if top is not None:
+            assert pool.inputs["initialNodeCount"] * len(zones) <= top, (pool.urn, zones, top)

@@ -412,3 +412,13 @@ def test_fixed_pool_that_keeps_its_nodes_gets_the_eks_topology() -> None:
     assert "topologyName" not in static["inference"]["spec"]
     assert "aws-network" not in flavors(0) and "topologyName" not in flavors(0)["training"]["spec"]
     assert "aws-network" not in flavors(2, topology=False)
+
+
+def test_queued_run_time_reaches_the_provisioning_requests(plan_of: Any) -> None:
+    """The node pool's max_run_duration does not reach a ProvisioningRequest: Kueue copies the config's
+    parameters into each request, and GKE reads `maxRunDurationSeconds` there."""
+    plan = plan_of("gcp-dws")
+    (config,) = [r for r in plan.resources if r.inputs.get("kind") == "ProvisioningRequestConfig"]
+    (queued,) = [p for p in load_stack_config("gcp-dws")["gpuplane:gpuPools"] if p.get("capacity") == ["queued"]]
+    hours = int(queued["maxRunDuration"].removesuffix("h"))
+    assert config.inputs["spec"]["parameters"] == {"maxRunDurationSeconds": str(hours * 3600)}

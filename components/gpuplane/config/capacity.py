@@ -25,6 +25,7 @@ from pydantic import Field, field_validator
 from ..catalog import lookup
 from ..catalog.availability import GCP_ZONES
 from .base import Model as _Model
+from .consumption import queued_run_duration_problems, unsold_capacity
 
 if TYPE_CHECKING:
     from .model import GpuPool, StackConfig
@@ -280,7 +281,7 @@ def _pool_problems(cfg: StackConfig, i: int, pool: GpuPool) -> list[tuple[Loc, s
         problem = _order_problem(rules, platform, order)
         if problem:
             return [((*at, "capacity"), problem)]
-    here += _unsold(cloud, at, pool, order)
+    here += unsold_capacity(cloud, at, pool, order)
     dws = [c for c in order if c in DWS]
     if dws and pool.minNodes > 0:
         here.append(((*at, "minNodes"), f"{dws[0]} capacity starts every node on demand: minNodes must be 0"))
@@ -309,31 +310,6 @@ def _pool_problems(cfg: StackConfig, i: int, pool: GpuPool) -> list[tuple[Loc, s
         return here
     here += _reservation_problems(cfg, at, pool, r, cloud, order)
     return here
-
-
-def _unsold(cloud: str, at: Loc, pool: GpuPool, order: tuple[str, ...]) -> list[tuple[Loc, str]]:
-    """Capacity types the pool's machines are not sold under (`catalog.consumption`): nodes that never come."""
-    from ..catalog.consumption import capacity_block_offered, gcp_sold
-
-    out: list[tuple[Loc, str]] = []
-    if cloud == "gcp":
-        for machine in pool_machines(cloud, pool):
-            sold = gcp_sold(machine)
-            unsold = [c for c in order if c not in sold]
-            if unsold:
-                offered = ", ".join(c for c in ("reserved", "spot", "flex-start", "queued", "on-demand") if c in sold)
-                out.append(
-                    (
-                        (*at, "capacity"),
-                        f"GCP does not sell {machine} as {', '.join(unsold)} (only {offered}): set capacity to those",
-                    )
-                )
-    r = pool.reservation
-    if cloud == "aws" and r is not None and r.type == "capacity-block" and "reserved" in order:
-        no_blocks = [i for i in pool_machines(cloud, pool) if not capacity_block_offered(i)]
-        if no_blocks:
-            out.append(((*at, "reservation", "type"), f"EC2 sells no Capacity Blocks of {', '.join(no_blocks)}"))
-    return out
 
 
 def _reservation_problems(
@@ -405,4 +381,5 @@ def capacity_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
     """Every pool's impossible capacity settings on this platform: one (key, reason) per bad key."""
     if cfg.platform not in RULES:
         return []
-    return [p for i, pool in enumerate(cfg.gpuPools) for p in _pool_problems(cfg, i, pool)]
+    found = [p for i, pool in enumerate(cfg.gpuPools) for p in _pool_problems(cfg, i, pool)]
+    return found + queued_run_duration_problems(cfg)

@@ -79,7 +79,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
         nat = cloud_nat(name, args.cluster.name, args.gcp, child)
         networks, made = gpudirect.create_networks(name, args.cluster.name, args.gcp, fixed, child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=[*roles, *nat])
-        gcp.container.NodePool(
+        system = gcp.container.NodePool(
             f"{name}-system",
             **render.system_pool_args(args.cluster, args.gcp, cluster.id, sa.email),
             opts=pool_options(pool_opts),
@@ -96,8 +96,10 @@ class GkeGpuCluster(pulumi.ComponentResource):
             networks=networks,
         )
 
+        # The Kubernetes provider (and so every chart) waits for the system pool the add-ons run on: a
+        # Helm release with no node to schedule on waits out its timeout and fails.
         self.kubeconfig, self.k8s_provider = kube_access(
-            name, cluster, args.cluster, args.gcp, self, [*gpu_pools, *nat] or [cluster]
+            name, cluster, args.cluster, args.gcp, self, [system, *gpu_pools, *nat]
         )
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint

@@ -87,6 +87,13 @@ def initial_node_count(total_min: int, zones: Sequence[str] | None) -> int:
     return math.ceil(total_min / (len(zones) if zones else GKE_DEFAULT_ZONES))
 
 
+def system_zones(max_nodes: int, zones: Sequence[str]) -> list[str]:
+    """The system pool's zones: the cluster's, but no more than its maximum node count. GKE starts
+    `initial_node_count` nodes in every zone of a pool, so a pool over more zones than its total maximum
+    starts above that maximum (four fleet zones, at most three system nodes)."""
+    return list(zones)[: max(max_nodes, 1)] if zones else []
+
+
 def machine_type(pool: GpuPool) -> str:
     """The pool's machine type: the configured one, or the catalog's for its GPU count."""
     gpu = lookup(pool.gpu)
@@ -131,8 +138,15 @@ def cluster_args(
     }
     if sa_email is not None:
         # The default pool exists briefly before removal; give it the nodes' own account, not the
-        # default compute service account that many organisations disable.
-        args["node_config"] = {"service_account": sa_email, "oauth_scopes": list(OAUTH_SCOPES)}
+        # default compute service account that many organisations disable, and shielded nodes with
+        # secure boot, which an org policy (compute.requireShieldedVm) may demand of every VM. Ignored after
+        # create (CLUSTER_IGNORE_CHANGES), so this only shapes new clusters.
+        args["node_config"] = {
+            "service_account": sa_email,
+            "oauth_scopes": list(OAUTH_SCOPES),
+            "shielded_instance_config": shielded(),
+            "metadata": dict(NODE_METADATA),
+        }
     optional = {
         "node_locations": gcp.zones or None,
         "network": gcp.network,
@@ -168,12 +182,14 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
     """Arguments of the non-GPU system `gcp.container.NodePool` that runs add-ons."""
     sp = cluster.systemPool
     assert sp.machineType is not None  # filled in per cloud by config validation
+    zones = system_zones(sp.maxNodes, gcp.zones)
     return {
         "name": "system",
         "project": gcp.project,
         "location": gcp.region,
         "cluster": cluster_id,
-        "initial_node_count": initial_node_count(sp.minNodes, gcp.zones),
+        **({"node_locations": zones} if zones != list(gcp.zones) else {}),
+        "initial_node_count": initial_node_count(sp.minNodes, zones),
         "autoscaling": {"total_min_node_count": sp.minNodes, "total_max_node_count": sp.maxNodes},
         "management": {"auto_repair": True, "auto_upgrade": True},
         **pool_network_args(gcp),

@@ -49,6 +49,9 @@ class KueueQueuesArgs(TypedDict):
     """Gang admission: evict and requeue a job whose pods are not all ready within this (default `10m`)."""
     queued_provisioning: NotRequired[Sequence[str]]
     """GKE pools provisioned through ProvisioningRequests (class `queued-provisioning.gke.io`)."""
+    queued_max_run_seconds: NotRequired[int]
+    """The queued pools' maximum run time: the ProvisioningRequests' `maxRunDurationSeconds` parameter (GKE
+    stops the nodes after it; the node pool's own `max_run_duration` alone does not reach the request)."""
     topology: NotRequired[KueueTopologyArgs]
     """Topology-aware scheduling for the pools that carry the cloud's topology labels."""
     node_selector: NotRequired[Mapping[str, str]]

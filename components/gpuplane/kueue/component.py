@@ -140,7 +140,8 @@ def objects(args: KueueQueuesArgs) -> list[dict[str, Any]]:
     on_topology = set(topo["pools"]) if topo is not None else set()
     out += [r.resource_flavor(n, topo["name"] if topo and n["pool"] in on_topology else None) for n in nodes]
     if queued_pools:
-        out += r.provisioning_objects([n["resource"] for n in nodes if n["pool"] in queued_pools])
+        resources = [n["resource"] for n in nodes if n["pool"] in queued_pools]
+        out += r.provisioning_objects(resources, args.get("queued_max_run_seconds"))
     cohort = args.get("cohort")
     for t in args["teams"]:
         out.append(r.cluster_queue(t, nodes, cohort, queued_pools))

@@ -92,12 +92,15 @@ def topology_object(topo: KueueTopologyArgs) -> dict[str, Any]:
     return {**meta("Topology", topo["name"]), "spec": {"levels": [{"nodeLabel": k} for k in topo["levels"]]}}
 
 
-def provisioning_objects(resources: Sequence[str]) -> list[dict[str, Any]]:
-    """The ProvisioningRequestConfig for GKE queued provisioning and the AdmissionCheck that uses it."""
-    config = {
-        **meta("ProvisioningRequestConfig", DWS_CHECK),
-        "spec": {"provisioningClassName": QUEUED_CLASS, "managedResources": sorted(set(resources))},
-    }
+def provisioning_objects(resources: Sequence[str], max_run_seconds: int | None = None) -> list[dict[str, Any]]:
+    """The ProvisioningRequestConfig for GKE queued provisioning and the AdmissionCheck that uses it. Kueue
+    copies the config's `parameters` into each ProvisioningRequest (kueue provisioning admission check), and
+    GKE reads `maxRunDurationSeconds` there (GKE docs, "Deploy GPUs for batch and AI workloads with
+    ProvisioningRequest")."""
+    spec: dict[str, Any] = {"provisioningClassName": QUEUED_CLASS, "managedResources": sorted(set(resources))}
+    if max_run_seconds is not None:
+        spec["parameters"] = {"maxRunDurationSeconds": str(max_run_seconds)}
+    config = {**meta("ProvisioningRequestConfig", DWS_CHECK), "spec": spec}
     parameters = {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": DWS_CHECK}
     check = {
         **meta("AdmissionCheck", DWS_CHECK),

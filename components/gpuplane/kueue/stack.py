@@ -7,7 +7,7 @@ from typing import Any
 
 from ..catalog.topology import labelled
 from ..config import ConfigError
-from ..config.capacity import is_queued
+from ..config.capacity import duration_seconds, is_queued
 from ..config.model import GpuPool, StackConfig
 from ..config.queues import QueuesConfig
 from ..inputs import GpuNodes
@@ -15,6 +15,12 @@ from ..nodes import pool_labels
 from ..nvidia.sharing import slots_per_gpu
 from ..placement import gpu_nodes
 from .args import KueueQueuesArgs, KueueTeamArgs, KueueTopologyArgs
+
+
+def queued_run_seconds(cfg: StackConfig) -> int | None:
+    """The queued pools' maximum run time in seconds, if they set one (config makes them agree)."""
+    runs = {p.maxRunDuration for p in cfg.gpuPools if is_queued(p) and p.maxRunDuration is not None}
+    return duration_seconds(runs.pop()) if runs else None
 
 
 def ceiling(pool: GpuPool) -> int:
@@ -95,6 +101,9 @@ def kueue_args(cfg: StackConfig) -> KueueQueuesArgs:
     )
     if q.cohort is not None:
         args["cohort"] = q.cohort
+    seconds = queued_run_seconds(cfg)
+    if seconds is not None:
+        args["queued_max_run_seconds"] = seconds
     topo = topology(cfg)
     if topo is not None:
         args["topology"] = topo
