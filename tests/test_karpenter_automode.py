@@ -248,3 +248,13 @@ def test_a_mig_class_is_capped_by_nodes_and_its_slices(plan_of: Any) -> None:
         limits = pools[pool["name"]]["limits"]
         assert limits["nodes"] == str(pool["maxNodes"])
         assert limits[f"nvidia.com/mig-{pool['sharing']['migProfile']}"] == str(pool["maxNodes"] * slices)
+
+
+@pytest.mark.parametrize(("stack", "autoscaled"), [("aws-karpenter", False), ("aws-managed", True)])
+def test_the_system_group_promises_only_what_scales_it(stack: str, autoscaled: bool, plan_of: Any) -> None:
+    """cluster-autoscaler runs with fixed pools only: elsewhere the system node group is fixed at minNodes."""
+    system = load_stack_config(stack)["gpuplane:cluster"].get("systemPool", {})
+    (group,) = [g for g in plan_of(stack).by_type("eks:index:ManagedNodeGroup") if g.name.endswith("-system")]
+    sc = group.inputs["scalingConfig"]
+    assert sc["minSize"] == system.get("minNodes", 1)
+    assert sc["maxSize"] == (system.get("maxNodes", 3) if autoscaled else sc["minSize"])

@@ -23,7 +23,12 @@ class EksGpuClusterArgs:
     """Inputs of `EksGpuCluster`: the typed config sections it needs."""
 
     def __init__(
-        self, cluster: ClusterConfig, aws_cfg: AwsConfig, gpu_pools: Sequence[GpuPool], auto_mode: bool = False
+        self,
+        cluster: ClusterConfig,
+        aws_cfg: AwsConfig,
+        gpu_pools: Sequence[GpuPool],
+        auto_mode: bool = False,
+        system_autoscaled: bool = True,
     ) -> None:
         self.cluster = cluster
         """Cluster name, Kubernetes version, deletion protection and system pool."""
@@ -33,6 +38,9 @@ class EksGpuClusterArgs:
         """One managed GPU node group per entry; pass none when an auto-provisioner brings GPU nodes."""
         self.auto_mode = auto_mode
         """EKS Auto Mode: AWS runs the nodes (built-in `system` and `general-purpose` pools), no node groups."""
+        self.system_autoscaled = system_autoscaled
+        """A cluster-autoscaler scales the system node group (within `systemPool` min..max); without one the
+        group is fixed at `minNodes`, as nothing else would move it."""
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -100,7 +108,9 @@ class EksGpuCluster(pulumi.ComponentResource):
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
-            gpu_groups = self._node_groups(name, c, args.gpu_pools, cluster, private, a.ssmAccess, vpc_id)
+            gpu_groups = self._node_groups(
+                name, c, args.gpu_pools, cluster, private, a.ssmAccess, vpc_id, args.system_autoscaled
+            )
 
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
         self.k8s_provider = k8s.Provider(
@@ -142,6 +152,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         private: Sequence[pulumi.Input[str]],
         ssm_access: bool = False,
         vpc_id: pulumi.Input[str] = "",
+        system_autoscaled: bool = True,
     ) -> list[eks.ManagedNodeGroup]:
         """The node role, the system node group, and one tagged managed node group per GPU pool (all returned)."""
         child = pulumi.ResourceOptions(parent=self)
@@ -163,7 +174,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             for policy in render.node_policies(ssm_access)
         ]
         group_opts = pulumi.ResourceOptions(parent=self, depends_on=attachments)
-        system = render.system_node_group_args(c)
+        system = render.system_node_group_args(c, system_autoscaled)
         system_group = self._node_group(
             name, c.name, "system", cluster, node_role, private, system, c.systemPool.diskSizeGb, group_opts
         )

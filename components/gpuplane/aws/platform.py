@@ -144,7 +144,11 @@ class EksGpuPlatform(pulumi.ComponentResource):
         self.cluster = EksGpuCluster(
             name,
             EksGpuClusterArgs(
-                cfg.cluster, cfg.aws, cfg.gpuPools if fixed else [], auto_mode=cfg.platform == "eks-automode"
+                cfg.cluster,
+                cfg.aws,
+                cfg.gpuPools if fixed else [],
+                auto_mode=cfg.platform == "eks-automode",
+                system_autoscaled=fixed,  # cluster-autoscaler runs with fixed pools only
             ),
             opts=on_aws,
         )

@@ -239,16 +239,19 @@ def gpu_node_group_args(cluster: ClusterConfig, pool: GpuPool) -> dict[str, Any]
     }
 
 
-def system_node_group_args(cluster: ClusterConfig) -> dict[str, Any]:
-    """The non-GPU node group for add-ons (operator, autoscaler, DNS)."""
+def system_node_group_args(cluster: ClusterConfig, autoscaled: bool = True) -> dict[str, Any]:
+    """The non-GPU node group for add-ons (operator, autoscaler, DNS). Without a cluster-autoscaler
+    (Karpenter stacks: Karpenter launches only the GPU classes) nothing moves it, so it is `minNodes` fixed
+    rather than a range that promises growth."""
     sp = cluster.systemPool
     assert sp.machineType is not None
+    top = sp.maxNodes if autoscaled else sp.minNodes
     return {
         "node_group_name_prefix": node_group_prefix(cluster, "system"),
         "ami_type": "AL2023_x86_64_STANDARD",
         "capacity_type": "ON_DEMAND",
         "instance_types": [sp.machineType],
-        "scaling_config": {"min_size": sp.minNodes, "max_size": sp.maxNodes, "desired_size": sp.minNodes},
+        "scaling_config": {"min_size": sp.minNodes, "max_size": top, "desired_size": sp.minNodes},
         "labels": {"gpuplane.io/role": "system"},
         "ignore_scaling_changes": True,
     }

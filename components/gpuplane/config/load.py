@@ -151,7 +151,23 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
         named = set(found)
         found += [z for z in zone_problems(cfg) if z[0] not in {loc for loc, _ in named}]
     found = [*found, *pool_zone_problems(cfg), *gpudirect_slot_problems(cfg), *capacity_problems(cfg)]
+    found += system_pool_problems(cfg)
     return [(key_path(loc), reason) for loc, reason in found]
+
+
+def system_pool_problems(cfg: StackConfig) -> list[tuple[tuple[str, ...], str]]:
+    """On eks-karpenter no cluster-autoscaler runs and Karpenter launches only the GPU classes, so nothing
+    would grow the system node group past `minNodes`: an explicit larger `maxNodes` is refused."""
+    sp = cfg.cluster.systemPool
+    if cfg.platform != "eks-karpenter" or "maxNodes" not in sp.model_fields_set or sp.maxNodes == sp.minNodes:
+        return []
+    return [
+        (
+            ("cluster", "systemPool", "maxNodes"),
+            f"nothing scales the system node group on eks-karpenter (Karpenter launches the GPU classes, no "
+            f"cluster-autoscaler runs): set maxNodes to minNodes ({sp.minNodes}) or leave it out",
+        )
+    ]
 
 
 def decode_value(value: Any) -> Any:
