@@ -306,3 +306,23 @@ def test_gpudirect_subnets_follow_the_pool_not_its_place(plan_of: Callable[..., 
     assert kept and ranges(alone, "training") == kept == ranges(reordered, "training")
     # ... and the two pools' blocks never overlap (pod networks of one cluster must not).
     assert not set(kept.values()) & set(ranges(both, "pretrain").values())
+
+
+def test_gpudirect_placement_attaches_the_pools_networks(plan_of: Callable[..., Plan]) -> None:
+    """A pod on a GPUDirect pool names every extra network of its nodes in `networking.gke.io/interfaces`
+    (else it gets eth0 only and NCCL runs over TCP): exactly the pool's Network objects in the plan."""
+    import json
+
+    cfg = parse_config(raw("gcp-multinode"))
+    f = placement(cfg, "training", 8)
+    nics = json.loads(f["annotations"]["networking.gke.io/interfaces"])
+    assert nics[0] == {"interfaceName": "eth0", "network": "default"}
+    assert f["annotations"]["networking.gke.io/default-interface"] == "eth0"
+    assert [n["interfaceName"] for n in nics] == [f"eth{i}" for i in range(len(nics))]
+    networks = {
+        r.inputs["metadata"]["name"]
+        for r in plan_of("gcp-multinode").resources
+        if r.inputs.get("kind") == "Network" and r.inputs["metadata"]["name"].startswith("training-")
+    }
+    assert {n["network"] for n in nics[1:]} == networks and len(networks) == 9
+    assert "annotations" not in placement(cfg, "inference", 1)

@@ -14,7 +14,7 @@ from gpuplane.config import ConfigError, parse_config
 from gpuplane.config.base import HINTS, models_in
 from gpuplane.config.model import StackConfig
 
-from .conftest import load_stack_config
+from .conftest import config_problems, load_stack_config
 
 
 def raw(stack: str, **sections: dict[str, Any]) -> dict[str, Any]:
@@ -80,3 +80,18 @@ def test_every_field_pattern_has_plain_words() -> None:
     found = patterns(StackConfig)
     assert len(found) >= 15
     assert [name for name, p in found if p not in HINTS] == []
+
+
+def test_arns_follow_the_partition_and_aws_cn_is_refused() -> None:
+    """GovCloud ARNs start `arn:aws-us-gov:`; aws-cn needs other service principals, so it is refused. (The
+    GPU catalog lists no GovCloud offers, so no shipped stack plans there: the pieces are checked.)"""
+    from gpuplane.aws.render import access_entries
+    from gpuplane.catalog.regions import aws_partition
+
+    assert [aws_partition(r) for r in ("us-east-1", "us-gov-west-1", "cn-north-1")] == ["aws", "aws-us-gov", "aws-cn"]
+    entries = access_entries(["arn:aws-us-gov:iam::123456789012:role/admins"], aws_partition("us-gov-west-1"))
+    (policy,) = [p["policy_arn"] for e in entries.values() for p in e["access_policies"].values()]
+    assert policy == "arn:aws-us-gov:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config("aws-managed").items()}
+    problems = config_problems({**raw, "aws": {**raw["aws"], "region": "cn-north-1"}})
+    assert "aws-cn partition" in problems["gpuplane:aws.region"]

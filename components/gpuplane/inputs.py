@@ -257,3 +257,6 @@ class GpuNodes(TypedDict):
     (`vpc.amazonaws.com/efa`: the node's EFA interfaces)."""
     topology: NotRequired[Sequence[str]]
     """Network-topology node labels the cloud sets on the pool's nodes, broadest first."""
+    annotations: NotRequired[Mapping[str, str]]
+    """Pod annotations a workload needs on these nodes (GKE GPUDirect: `networking.gke.io/interfaces`,
+    which attaches the node's extra NICs to the pod)."""

@@ -11,6 +11,7 @@ constraints belongs to Kueue's topology-aware scheduling, which reads the same l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,27 @@ def devices(cloud: str, pool: GpuPool) -> dict[str, int]:
 
         return dict(efa.efa_limits(pool))
     return {}
+
+
+def pod_annotations(cloud: str, pool: GpuPool) -> dict[str, str]:
+    """Pod annotations a multi-node pod needs on the pool: on GKE GPUDirect, the interfaces that attach the
+    node's gVNIC and RDMA NICs to the pod (GKE docs, "Maximize GPU network bandwidth ... with GPUDirect":
+    `networking.gke.io/default-interface` and `networking.gke.io/interfaces`, one entry per extra network,
+    eth0 on the default one). Without them the pod has only eth0 and NCCL falls back to TCP."""
+    if cloud != "gcp" or pool.network != "gpudirect":
+        return {}
+    from .gcp import gpudirect  # the GCP renders import the SDK's config models; keep this module light
+
+    spec = gpudirect.spec_of(pool)
+    if spec is None:
+        return {}
+    roles = [role for role, _, _ in gpudirect.interfaces("", pool, spec)]
+    nics = [{"interfaceName": "eth0", "network": "default"}]
+    nics += [{"interfaceName": f"eth{i + 1}", "network": f"{pool.name}-{role}"} for i, role in enumerate(roles)]
+    return {
+        "networking.gke.io/default-interface": "eth0",
+        "networking.gke.io/interfaces": json.dumps(nics, separators=(",", ":")),
+    }
 
 
 def pool_instance_types(cloud: str, pool: GpuPool) -> list[str]:

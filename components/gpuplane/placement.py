@@ -142,6 +142,9 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
     devices = multinode.devices(cloud, pool)
     if devices:
         nodes["devices"] = devices
+    annotations = multinode.pod_annotations(cloud, pool)
+    if annotations:
+        nodes["annotations"] = annotations
     topology = multinode.topology_keys(cloud, pool)
     if topology:
         nodes["topology"] = topology
@@ -200,6 +203,8 @@ def placement(
     }
     if "selector" in nodes:
         fragment["nodeSelector"] = dict(nodes["selector"])
+    if nodes.get("annotations"):
+        fragment["annotations"] = dict(nodes["annotations"])
     for resource, count in multinode.device_share(nodes.get("devices") or {}, gpus, per_node).items():
         fragment["resources"]["limits"][resource] = count
     if job is not None:
@@ -221,4 +226,7 @@ def pod(cfg: StackConfig, pool_name: str, gpus: int, name: str, image: str, comm
     }
     if "nodeSelector" in f:
         spec["nodeSelector"] = f["nodeSelector"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    metadata: dict[str, Any] = {"name": name}
+    if "annotations" in f:
+        metadata["annotations"] = f["annotations"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}

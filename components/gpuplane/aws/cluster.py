@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ..catalog.regions import aws_partition
 from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..lifecycle import keep_component_options, keep_options
@@ -88,7 +89,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             public_subnet_ids=None if args.auto_mode else (public or None),
             skip_default_node_group=True,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries=render.access_entries(a.admins) or None,
+            access_entries=render.access_entries(a.admins, aws_partition(a.region)) or None,
             create_oidc_provider=True,
             node_associate_public_ip_address=False,
             endpoint_private_access=True,

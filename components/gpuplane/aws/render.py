@@ -46,7 +46,8 @@ ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 """The node label cluster-autoscaler (>= 1.15) reads on AWS to recognise GPU nodes before the device plugin."""
 
 CA_TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template"
-ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+"""EKS's cluster-admin access policy, in the cluster's partition (EKS user guide access-policy-permissions)."""
 
 
 def subnet_cidrs(vpc_cidr: str, azs: int) -> tuple[list[str], list[str]]:
@@ -282,12 +283,13 @@ def tag_slug(key: str) -> str:
     return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:6]}"
 
 
-def access_entries(admins: list[str]) -> dict[str, Any]:
-    """EKS access entries granting cluster-admin to each admin principal."""
+def access_entries(admins: list[str], partition: str = "aws") -> dict[str, Any]:
+    """EKS access entries granting cluster-admin to each admin principal (ARNs in `partition`)."""
+    policy = ADMIN_POLICY.format(partition=partition)
     return {
         f"admin-{i}": {
             "principal_arn": arn,
-            "access_policies": {"cluster-admin": {"policy_arn": ADMIN_POLICY, "access_scope": {"type": "cluster"}}},
+            "access_policies": {"cluster-admin": {"policy_arn": policy, "access_scope": {"type": "cluster"}}},
         }
         for i, arn in enumerate(admins)
     }

@@ -116,3 +116,16 @@ AWS_ALL_REGIONS: tuple[str, ...] = (
 def cloud_regions(cloud: str) -> frozenset[str]:
     """Every region of `cloud` ("gcp" or "aws") the tables list."""
     return frozenset(GCP_REGION_ZONES if cloud == "gcp" else AWS_ALL_REGIONS)
+
+
+PARTITIONS: tuple[tuple[str, str], ...] = (("us-gov-", "aws-us-gov"), ("cn-", "aws-cn"))
+"""AWS region prefix -> partition (botocore endpoints.json `partitions`); other regions are `aws`."""
+
+UNSUPPORTED_PARTITIONS = frozenset({"aws-cn"})
+"""Partitions gpuplane refuses: its IAM documents name `ec2.amazonaws.com`-style service principals, which
+aws-cn spells `*.amazonaws.com.cn` (IAM user guide, "AWS service principals" in China Regions)."""
+
+
+def aws_partition(region: str) -> str:
+    """The AWS partition of `region` (what every ARN there starts with: `arn:<partition>:`)."""
+    return next((p for prefix, p in PARTITIONS if region.startswith(prefix)), "aws")

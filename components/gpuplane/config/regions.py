@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import ValidationInfo
 
-from ..catalog.regions import GCP_REGION_ZONES, REGIONS_CHECKED, cloud_regions
+from ..catalog.regions import GCP_REGION_ZONES, REGIONS_CHECKED, UNSUPPORTED_PARTITIONS, aws_partition, cloud_regions
 from .base import context_value, suggest
 
 ARTICLE = {"aws": "an", "gcp": "a"}
@@ -24,6 +24,11 @@ def known_region(cloud: object, region: str, info: ValidationInfo) -> str:
     if not isinstance(cloud, str) or unlisted_allowed(info):
         return region
     known = cloud_regions(cloud)
+    if cloud == "aws" and aws_partition(region) in UNSUPPORTED_PARTITIONS:
+        raise ValueError(
+            f"{region!r} is in the {aws_partition(region)} partition, whose service principals "
+            "(*.amazonaws.com.cn) gpuplane's IAM documents do not use: not supported"
+        )
     if region not in known:
         what = f"{ARTICLE.get(cloud, 'a')} {cloud.upper()} region"
         raise ValueError(

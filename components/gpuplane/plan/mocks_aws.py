@@ -7,6 +7,7 @@ from typing import Any
 
 import pulumi
 
+from ..catalog.regions import aws_partition
 from .mocks_base import State, digest
 
 ACCOUNT = "123456789012"
@@ -217,9 +218,10 @@ def calls(region: Callable[[], str]) -> dict[str, Callable[[Mapping[str, Any]], 
 
     return {
         "aws:index/getAvailabilityZones:getAvailabilityZones": zones,
+        # The partition of the provider's region (aws, aws-us-gov), as the provider reports it.
         "aws:index/getPartition:getPartition": lambda _: {
-            "id": "aws",
-            "partition": "aws",
+            "id": aws_partition(region()),
+            "partition": aws_partition(region()),
             "dnsSuffix": "amazonaws.com",
             "reverseDnsPrefix": "com.amazonaws",
         },
