@@ -184,7 +184,7 @@ Anything else failing is a regression."""
 
 @functools.cache
 def outcomes(stack: str) -> tuple[Outcome, ...]:
-    return tuple(check_stack(load(stack, ROOT)))
+    return tuple(check_stack(load(stack, ROOT), planner=cached_plan))
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -11,14 +11,14 @@ cluster or fail.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...config import ConfigError, parse_config
 from ..diff import PlanDiff, diff
 from ..replacement import Effect
-from ..runner import plan_stack
+from ..runner import Plan, plan_stack
 from ..stackfile import StackFile
 from .catalogue import CATALOGUE, RoutineChange, raw
 from .constraints import CONSTRAINTS
@@ -111,9 +111,12 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
     return out
 
 
-def check_stack(stack: StackFile, changes: tuple[RoutineChange, ...] = CATALOGUE) -> list[Outcome]:
-    """Every routine change on `stack`: planned offline and compared with the stack's own plan."""
-    shipped = plan_stack(stack).to_json()
+def check_stack(
+    stack: StackFile, changes: tuple[RoutineChange, ...] = CATALOGUE, planner: Callable[[StackFile], Plan] = plan_stack
+) -> list[Outcome]:
+    """Every routine change on `stack`: planned offline (by `planner`, which a test may cache) and compared
+    with the stack's own plan."""
+    shipped = planner(stack).to_json()
     out = []
     for change in changes:
         start = change.start(copy.deepcopy(stack.config)) if change.start else stack.config
@@ -127,13 +130,13 @@ def check_stack(stack: StackFile, changes: tuple[RoutineChange, ...] = CATALOGUE
         except ConfigError as exc:
             out.append(Outcome(change.id, change.what, applies=False, refused_by_config=str(exc)))
             continue
-        base = shipped if change.start is None else _plan(stack, start)
-        out.append(outcome(change, base, _plan(stack, edited)))
+
+        def plan(config: dict[str, Any]) -> dict[str, Any]:
+            return planner(StackFile(stack.project, stack.stack, config, stack.path)).to_json()
+
+        base = shipped if change.start is None else plan(start)
+        out.append(outcome(change, base, plan(edited)))
     return out
-
-
-def _plan(stack: StackFile, config: dict[str, Any]) -> dict[str, Any]:
-    return plan_stack(StackFile(stack.project, stack.stack, config, stack.path)).to_json()
 
 
 def to_text(stack: str, outcomes: list[Outcome]) -> str:
