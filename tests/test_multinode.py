@@ -84,7 +84,7 @@ def test_gpudirect_needs_the_cluster_multi_networking_switch() -> None:
 
 def test_placement_group_needs_efa_and_a_name() -> None:
     assert "is for AWS pools with network: efa" in config_problems(
-        with_pool("aws-multinode", network=None, zones=None)
+        with_pool("aws-multinode", network=None, zones=None, placementGroup="ml-training-cluster-pg")
     ).get("gpuplane:gpuPools[0].placementGroup", "")
     bad = config_problems(with_pool("aws-multinode", placementGroup="bad name!"))
     assert "not a placement group name" in bad["gpuplane:gpuPools[0].placementGroup"]
@@ -127,7 +127,11 @@ def test_efa_node_class_validates_against_the_crd_and_its_cel(plan_of: Callable[
         if r.inputs["kind"] == EC2_NODE_CLASS and "networkInterfaces" in r.inputs["spec"]
     ]
     assert len(obj["spec"]["networkInterfaces"]) == 33  # the primary ENA + 32 EFA-only
-    assert obj["spec"]["placementGroupSelector"] == {"name": "ml-training-cluster-pg"}
+    # The stack names no placement group: gpuplane creates one and the class selects it (a named group
+    # nothing creates would leave the EC2NodeClass not Ready).
+    (pg,) = plan_of("aws-multinode").by_type("aws:ec2/placementGroup:PlacementGroup")
+    assert pg.inputs["strategy"] == "cluster"
+    assert obj["spec"]["placementGroupSelector"] == {"name": pg.inputs["name"]}
     schema = crd_schema(ref, obj["apiVersion"], obj["kind"])
     assert not schema_errors(obj, schema)
     failures, evaluated, _ = cel_results(obj, schema)

@@ -19,6 +19,7 @@ from ..names import ROLE, fit_autoname
 from . import efa
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies
+from .karpenter_pools import own_placement_group
 from .render import node_policies
 
 
@@ -177,7 +178,8 @@ class Karpenter(pulumi.ComponentResource):
             class_name = kr.node_class_name(*key)
             custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), after)
         for pool in [p for p in args.classes if efa.is_efa(p)]:
-            spec = pulumi.Output.from_input(role_name).apply(functools.partial(self._efa_class_spec, pool, args))
+            group = own_placement_group(name, args.cluster.name, pool, pulumi.ResourceOptions(parent=self))
+            spec = pulumi.Output.all(role_name, group).apply(functools.partial(self._efa_class_spec, pool, args))
             class_name = efa.node_class_name(pool)
             custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), after)
         s = args.settings
@@ -209,6 +211,10 @@ class Karpenter(pulumi.ComponentResource):
         return spec
 
     @staticmethod
-    def _efa_class_spec(pool: GpuPool, args: KarpenterArgs, role: str) -> dict[str, Any]:
+    def _efa_class_spec(pool: GpuPool, args: KarpenterArgs, v: list[Any]) -> dict[str, Any]:
         # an EFA class's own EC2NodeClass keeps its reservation terms too (a Capacity Block of p5s, say)
-        return kr.efa_node_class_spec(Karpenter._node_class_spec(kr.node_class_key(pool), args, role), pool)
+        role, group = v
+        spec = kr.efa_node_class_spec(Karpenter._node_class_spec(kr.node_class_key(pool), args, role), pool)
+        if group is not None:
+            spec["placementGroupSelector"] = {"name": str(group)}
+        return spec

@@ -8,8 +8,10 @@ from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
+import pulumi_aws as aws
 
 from ..argcheck import camel, check, lift, plain, pool_config, require
+from ..config.model import GpuPool
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..nodes import pool_labels
@@ -78,9 +80,27 @@ def node_class_spec(
     return spec
 
 
+def own_placement_group(
+    name: str, cluster: str, pool: GpuPool, opts: pulumi.ResourceOptions
+) -> pulumi.Output[str] | None:
+    """A cluster placement group for an EFA class that names none (the name its EC2NodeClass selects), as EFA
+    managed node groups get: without one the class's nodes spread over the AZ's network, and a named group
+    nothing creates leaves the EC2NodeClass not Ready (PlacementGroupReady false; Karpenter v1.14
+    concepts/nodeclasses.md `placementGroupSelector`). None when the pool names its own."""
+    if pool.placementGroup is not None:
+        return None
+    group = aws.ec2.PlacementGroup(f"{name}-{pool.name}-pg", **efa.placement_group_args(cluster, pool), opts=opts)
+    out: pulumi.Output[str] = group.name
+    return out
+
+
 def efa_class_spec(base: Callable[[list[Any]], Any], pool: Any, v: list[Any]) -> Any:
-    """An EFA class's EC2NodeClass spec: `base`'s spec for (cluster, role, subnets) `v` plus its interfaces."""
-    return kr.efa_node_class_spec(base(v), pool)
+    """An EFA class's EC2NodeClass spec: `base`'s spec for (cluster, role, subnets) `v[:3]` plus its
+    interfaces, and the placement group `v[3]` gpuplane created for it (when the pool names none)."""
+    spec = kr.efa_node_class_spec(base(v[:3]), pool)
+    if len(v) > 3:
+        spec["placementGroupSelector"] = {"name": str(v[3])}
+    return spec
 
 
 class KarpenterGpuNodePools(pulumi.ComponentResource):
@@ -128,7 +148,9 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
             key = kr.node_class_key(pool)
             reserved = kr.key_reservation(cfg.gpuPools, key)
             base = functools.partial(node_class_spec, key, reserved, s, args.get("discovery_tags"))
-            spec = lift(refs, functools.partial(efa_class_spec, base, pool))
+            group = own_placement_group(name, label, pool, child)
+            efa_refs = [*refs, group] if group is not None else list(refs)
+            spec = lift(efa_refs, functools.partial(efa_class_spec, base, pool))
             class_name = efa.node_class_name(pool)
             classes.append(custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), child))
         after = pulumi.ResourceOptions(parent=self, depends_on=classes)

@@ -276,6 +276,13 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             ("namespace", "namespace"),
             ("serviceAccount", "service_account"),
         ),
+        "aws:ec2/placementGroup:PlacementGroup": forcenew(
+            TPA + "ec2/ec2_placement_group.go",
+            ("name", "name"),
+            ("strategy", "strategy"),
+            ("partitionCount", "partition_count"),
+            ("spreadLevel", "spread_level"),
+        ),
         "aws:ec2/launchTemplate:LaunchTemplate": [
             *forcenew(TPA + "ec2/ec2_launch_template.go", ("name", "name"), ("namePrefix", "name_prefix")),
             *[
