@@ -164,7 +164,8 @@ def test_private_nodes_and_nat_by_default(plan_of: Callable[..., Plan]) -> None:
     (cluster,) = plan.by_type(CLUSTER)
     assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": False}
     assert cluster.inputs["masterAuthorizedNetworksConfig"] == {
-        "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "ci-runners"}]  # the stack's own
+        "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "ci-runners"}],  # the stack's own
+        "gcpPublicCidrsAccessEnabled": False,
     }
     (router,) = plan.by_type(ROUTER)
     (nat,) = plan.by_type(NAT)
@@ -243,7 +244,8 @@ def test_no_endpoint_is_open_by_default(plan_of: Callable[..., Plan]) -> None:
     """Without authorized networks (GKE) or public CIDRs (EKS) the API endpoint admits no outside address."""
     gcp_cfg = {k: v for k, v in load_stack_config("gcp-standard")["gpuplane:gcp"].items() if k != "authorizedNetworks"}
     (gke,) = plan_of(stack_with("gcp-standard", gcp=gcp_cfg)).by_type(CLUSTER)
-    assert gke.inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
+    # An enabled list with no blocks still admits every Compute Engine public IP unless this is off.
+    assert gke.inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [], "gcpPublicCidrsAccessEnabled": False}
     private = plan_of(stack_with("gcp-standard", gcp={**gcp_cfg, "privateEndpoint": True})).by_type(CLUSTER)
     assert private[0].inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
     aws_cfg = {k: v for k, v in load_stack_config("aws-managed")["gpuplane:aws"].items() if k != "publicAccessCidrs"}
@@ -288,3 +290,21 @@ def test_every_pool_starts_within_its_maximum(stack: str, plan_of: Callable[...,
         top = (pool.inputs.get("autoscaling") or {}).get("totalMaxNodeCount")
         if top is not None:
             assert pool.inputs["initialNodeCount"] * len(zones) <= top, (pool.urn, zones, top)
+
+
+def test_the_system_pool_names_its_zones_whatever_its_size(plan_of: Callable[..., Plan]) -> None:
+    """`node_locations` is Optional+Computed: sent only while it is a subset, it would stay a subset after
+    `maxNodes` grows, so it is always sent when the zones are known."""
+    base = load_stack_config("gcp-standard")
+    zones = base["gpuplane:gcp"]["zones"]
+    for top, want in ((2, zones[:2]), (5, zones)):
+        cluster = {
+            **base["gpuplane:cluster"],
+            "systemPool": {"machineType": "e2-standard-4", "minNodes": 1, "maxNodes": top},
+        }
+        (system,) = [
+            p
+            for p in plan_of(stack_with("gcp-standard", cluster=cluster)).by_type(POOL)
+            if p.inputs["name"] == "system"
+        ]
+        assert system.inputs["nodeLocations"] == want

@@ -35,7 +35,8 @@ def pod_annotations(cloud: str, pool: GpuPool) -> dict[str, str]:
     """Pod annotations a multi-node pod needs on the pool: on GKE GPUDirect, the interfaces that attach the
     node's gVNIC and RDMA NICs to the pod (GKE docs, "Maximize GPU network bandwidth ... with GPUDirect":
     `networking.gke.io/default-interface` and `networking.gke.io/interfaces`, one entry per extra network,
-    eth0 on the default one). Without them the pod has only eth0 and NCCL falls back to TCP."""
+    eth0 on the default one). Without them the pod has only eth0. A3 Mega (TCPXO) pods also need GKE's
+    `devices.gke.io/container.tcpxo-daemon` annotation and the tcpxo-daemon sidecar, which the workload adds."""
     if cloud != "gcp" or pool.network != "gpudirect":
         return {}
     from .gcp import gpudirect  # the GCP renders import the SDK's config models; keep this module light

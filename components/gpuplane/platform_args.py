@@ -189,8 +189,8 @@ class GcpArgs(TypedDict):
     private_endpoint: NotRequired[bool]
     """Serve the API on the control plane's internal IP only (default off; needs private nodes)."""
     authorized_networks: NotRequired[Sequence[AuthorizedNetworkArgs]]
-    """CIDR blocks allowed to reach the API endpoint: where `pulumi up` and kubectl run. Default none: only
-    the VPC reaches it (`[{"cidr_block": "0.0.0.0/0"}]` opens it to the internet)."""
+    """CIDR blocks allowed to reach the API endpoint: where `pulumi up` and kubectl run. Default none: no
+    outside address reaches the public endpoint (`[{"cidr_block": "0.0.0.0/0"}]` opens it to the internet)."""
 
 
 class AutoProvisioningArgs(TypedDict):

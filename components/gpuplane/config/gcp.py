@@ -10,6 +10,9 @@ from pydantic import Field, ValidationInfo, field_validator
 from .base import Model, shaped
 from .regions import known_region, known_zones
 
+GKE_DEFAULT_ZONES = 3
+"""Zones a regional cluster's node pools span when none are configured (GKE regional clusters guide)."""
+
 OPEN = "0.0.0.0/0"
 """The whole IPv4 internet, which no endpoint admits unless the stack says so."""
 
@@ -68,9 +71,10 @@ class GcpConfig(Model):
     there, or through Cloud VPN/Interconnect), and `authorizedNetworks` may name internal ranges."""
     authorizedNetworks: list[AuthorizedNetwork] = Field(default_factory=list, max_length=50)
     """CIDR blocks allowed to reach the Kubernetes API endpoint (GKE master authorized networks, at most
-    50): where `pulumi up`, CI and kubectl run from. Default: none, so only the VPC (and Google-internal
-    paths) reach it: `pulumi up` then runs from inside the VPC (a CI runner there, Cloud VPN or
-    Interconnect) or you list your runners' egress here. `[{cidrBlock: 0.0.0.0/0}]` opens the endpoint to
+    50): where `pulumi up`, CI and kubectl run from. Default: none, so the public endpoint admits no
+    outside address (Compute Engine's public IPs are kept out too, `gcp_public_cidrs_access_enabled:
+    false`): list your runners' egress here, or set `privateEndpoint` and run `pulumi up` from inside the
+    VPC (a CI runner there, Cloud VPN or Interconnect). `[{cidrBlock: 0.0.0.0/0}]` opens the endpoint to
     the internet (Google IAM still required) and must be said."""
 
     multiNetworking: bool = False

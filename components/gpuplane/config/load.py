@@ -13,6 +13,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..catalog import PLATFORMS
 from .base import HINTS, models_in, suggest
+from .gcp import GKE_DEFAULT_ZONES
 from .model import GpuPool, StackConfig
 from .regions import OPT_IN
 
@@ -157,8 +158,20 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
 
 def system_pool_problems(cfg: StackConfig) -> list[tuple[tuple[str, ...], str]]:
     """On eks-karpenter no cluster-autoscaler runs and Karpenter launches only the GPU classes, so nothing
-    would grow the system node group past `minNodes`: an explicit larger `maxNodes` is refused."""
+    would grow the system node group past `minNodes`: an explicit larger `maxNodes` is refused. On GKE
+    Standard without `gcp.zones` the system pool spans GKE's three default zones with at least one node
+    each, so a smaller `maxNodes` could never hold its start."""
     sp = cfg.cluster.systemPool
+    # (A fleet's regions get their zones from the catalog, region by region.)
+    if cfg.platform in ("gke-standard", "gke-nap") and cfg.gcp is not None and not cfg.gcp.zones and not cfg.fleet:
+        if sp.maxNodes < GKE_DEFAULT_ZONES:
+            return [
+                (
+                    ("cluster", "systemPool", "maxNodes"),
+                    f"without gcp.zones the system pool starts a node in each of GKE's {GKE_DEFAULT_ZONES} default "
+                    f"zones: set maxNodes to at least {GKE_DEFAULT_ZONES}, or name the zones (gcp.zones)",
+                )
+            ]
     if cfg.platform != "eks-karpenter" or "maxNodes" not in sp.model_fields_set or sp.maxNodes == sp.minNodes:
         return []
     return [

@@ -41,7 +41,10 @@ def endpoint_args(gcp_cfg: GcpConfig) -> dict[str, Any]:
     (terraform-provider-google resource_container_cluster.go: no ForceNew; updates via
     `DesiredDefaultEnablePrivateNodes`)."""
     args: dict[str, Any] = {
+        # Without `gcp_public_cidrs_access_enabled: false` an enabled list still admits every Compute Engine
+        # public IP (GKE API MasterAuthorizedNetworksConfig; terraform-provider-google sends it only when set).
         "master_authorized_networks_config": {
+            "gcp_public_cidrs_access_enabled": False,
             "cidr_blocks": [
                 {"cidr_block": n.cidrBlock, "display_name": n.displayName} for n in gcp_cfg.authorizedNetworks
             ],

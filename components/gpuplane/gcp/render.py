@@ -15,7 +15,7 @@ from typing import Any
 from .. import yamltext
 from ..catalog import lookup
 from ..config.capacity import gcp_pool_zones
-from ..config.gcp import GcpConfig
+from ..config.gcp import GKE_DEFAULT_ZONES, GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
 from ..nodes import pool_labels, pool_taints
@@ -64,9 +64,6 @@ after create; Read then stores the first node pool's config (or none), and `node
 without this the second `up` replaces the cluster (terraform-provider-google resource_container_cluster.go
 Read; cluster-toolkit modules/scheduler/gke-cluster ignores it "since it's being removed after creation").
 The read-back model is `gpuplane.plan.deploy.readback.READ_BACK`."""
-
-GKE_DEFAULT_ZONES = 3
-"""Zones a regional cluster's node pools span when none are configured (GKE regional clusters guide)."""
 
 
 def node_service_account_id(cluster: str) -> str:
@@ -188,7 +185,9 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
         "project": gcp.project,
         "location": gcp.region,
         "cluster": cluster_id,
-        **({"node_locations": zones} if zones != list(gcp.zones) else {}),
+        # Always sent when known: node_locations is Optional+Computed, so a subset once stored would stay
+        # after maxNodes grows if the input merely dropped out (terraform-provider-google node pool schema).
+        **({"node_locations": zones} if zones else {}),
         "initial_node_count": initial_node_count(sp.minNodes, zones),
         "autoscaling": {"total_min_node_count": sp.minNodes, "total_max_node_count": sp.maxNodes},
         "management": {"auto_repair": True, "auto_upgrade": True},
