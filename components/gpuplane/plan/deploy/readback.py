@@ -193,6 +193,8 @@ def _put(tree: dict[str, Any], path: str, value: Any) -> None:
 
 def refreshed(r: PlannedResource, plan: Plan) -> tuple[dict[str, Any], list[ReadBack]]:
     """The resource's stored inputs after create and refresh, and the rules that changed them."""
+    if r.type not in READ_BACK:
+        return r.inputs, []  # reads back what it was sent: nothing to copy or compare
     state = copy.deepcopy(r.inputs)
     hit = []
     for rule in READ_BACK.get(r.type, ()):
