@@ -18,6 +18,7 @@ from ..names import ROLE, fit_autoname
 from . import efa, render
 from .capacity_render import reservation_zone, reserved_launch_args
 from .network import EksVpc
+from .placement_group import own_placement_group
 
 
 class EksGpuClusterArgs:
@@ -211,11 +212,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         sg = aws.ec2.SecurityGroup(
             f"{name}-{pool.name}-efa", **efa.security_group_args(cluster_name, pool, vpc_id), opts=child
         )
-        group: Any = pool.placementGroup
-        if group is None:
-            group = aws.ec2.PlacementGroup(
-                f"{name}-{pool.name}-pg", **efa.placement_group_args(cluster_name, pool), opts=child
-            ).name
+        group: Any = own_placement_group(name, cluster_name, pool, child) or pool.placementGroup
         key = "group_id" if isinstance(group, str) and group.startswith("pg-") else "group_name"
         # A launch template that names security groups stops EKS adding its cluster security group, which is
         # what lets kubelet and the control plane reach each other: name it (pulumi-eks's EFA path does the

@@ -19,7 +19,7 @@ from ..names import ROLE, fit_autoname
 from . import efa
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies
-from .karpenter_pools import own_placement_group
+from .placement_group import own_placement_group
 from .render import node_policies
 
 

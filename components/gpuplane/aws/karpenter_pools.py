@@ -8,10 +8,8 @@ from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
-import pulumi_aws as aws
 
 from ..argcheck import camel, check, lift, plain, pool_config, require
-from ..config.model import GpuPool
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..nodes import pool_labels
@@ -19,6 +17,7 @@ from ..nvidia.sharing import operator_node_labels
 from ..placement import gpu_nodes
 from . import efa
 from . import karpenter_render as kr
+from .placement_group import own_placement_group
 
 PLACEHOLDER_REGION = "us-east-1"
 
@@ -78,20 +77,6 @@ def node_class_spec(
         if not v[2]:
             spec["subnetSelectorTerms"] = terms
     return spec
-
-
-def own_placement_group(
-    name: str, cluster: str, pool: GpuPool, opts: pulumi.ResourceOptions
-) -> pulumi.Output[str] | None:
-    """A cluster placement group for an EFA class that names none (the name its EC2NodeClass selects), as EFA
-    managed node groups get: without one the class's nodes spread over the AZ's network, and a named group
-    nothing creates leaves the EC2NodeClass not Ready (PlacementGroupReady false; Karpenter v1.14
-    concepts/nodeclasses.md `placementGroupSelector`). None when the pool names its own."""
-    if pool.placementGroup is not None:
-        return None
-    group = aws.ec2.PlacementGroup(f"{name}-{pool.name}-pg", **efa.placement_group_args(cluster, pool), opts=opts)
-    out: pulumi.Output[str] = group.name
-    return out
 
 
 def efa_class_spec(base: Callable[[list[Any]], Any], pool: Any, v: list[Any]) -> Any:

@@ -19,12 +19,12 @@ def provider_urn(ref: str | None) -> str | None:
     return ref.rsplit("::", 1)[0]
 
 
-def at_path(inputs: Mapping[str, object], path: str) -> object:
-    """The value at a dot path of an input tree, or None."""
+def at_path(inputs: Mapping[str, object], path: str, missing: object = None) -> object:
+    """The value at a dot path of an input tree, or `missing`."""
     cur: object = inputs
     for part in path.split("."):
         if not isinstance(cur, Mapping) or part not in cur:
-            return None
+            return missing
         cur = cur[part]
     return cur
 

@@ -23,6 +23,7 @@ from typing import Any
 from ..paths import changed_paths
 from ..replacement import classify, covers, ignored_paths
 from ..runner import Plan, PlannedResource
+from .graph import at_path
 
 CLEARED = object()
 """A read-back value: the API returns nothing for the path, so the state loses it."""
@@ -90,6 +91,21 @@ def _bumped(version: Any) -> Any:
     return f"{version}-upgraded"
 
 
+def _desired_size(source: str, fix: str) -> ReadBack:
+    """An EKS node group's desired size, which cluster-autoscaler moves (same rule on pulumi-eks's component
+    and on the aws.eks.NodeGroup itself; only the fix's spelling differs)."""
+    return ReadBack(
+        "scalingConfig.desiredSize",
+        Kind.OWNED,
+        _changed(lambda i: (i.get("scalingConfig") or {}).get("desiredSize", 0) + 1),
+        "cluster-autoscaler sets the node group's desired size",
+        "hashicorp/terraform-provider-aws internal/service/eks/node_group.go resourceNodeGroupRead "
+        "(scaling_config from the API)" + source,
+        fix,
+        when=_autoscaler_runs,
+    )
+
+
 TPG = "hashicorp/terraform-provider-google google/services/container/"
 READ_BACK: Mapping[str, tuple[ReadBack, ...]] = MappingProxyType(
     {
@@ -142,28 +158,11 @@ READ_BACK: Mapping[str, tuple[ReadBack, ...]] = MappingProxyType(
             ),
         ),
         "eks:index:ManagedNodeGroup": (
-            ReadBack(
-                "scalingConfig.desiredSize",
-                Kind.OWNED,
-                _changed(lambda i: (i.get("scalingConfig") or {}).get("desiredSize", 0) + 1),
-                "cluster-autoscaler sets the node group's desired size",
-                "hashicorp/terraform-provider-aws internal/service/eks/node_group.go resourceNodeGroupRead "
-                "(scaling_config from the API); pulumi/pulumi-eks #1770",
-                "ignoreScalingChanges: true (pulumi-eks ignores scalingConfig.desiredSize)",
-                when=_autoscaler_runs,
+            _desired_size(
+                "; pulumi/pulumi-eks #1770", "ignoreScalingChanges: true (pulumi-eks ignores scalingConfig.desiredSize)"
             ),
         ),
-        "aws:eks/nodeGroup:NodeGroup": (
-            ReadBack(
-                "scalingConfig.desiredSize",
-                Kind.OWNED,
-                _changed(lambda i: (i.get("scalingConfig") or {}).get("desiredSize", 0) + 1),
-                "cluster-autoscaler sets the node group's desired size",
-                "hashicorp/terraform-provider-aws internal/service/eks/node_group.go resourceNodeGroupRead",
-                'ignoreChanges: ["scalingConfig.desiredSize"]',
-                when=_autoscaler_runs,
-            ),
-        ),
+        "aws:eks/nodeGroup:NodeGroup": (_desired_size("", 'ignoreChanges: ["scalingConfig.desiredSize"]'),),
     }
 )
 """Resource type -> the fields whose read-back differs from the inputs sent. A type absent here reads back
@@ -171,11 +170,7 @@ what it was sent (or only outputs the program never sets)."""
 
 
 def _get(tree: Any, path: str) -> Any:
-    for key in path.split("."):
-        if not isinstance(tree, Mapping) or key not in tree:
-            return CLEARED
-        tree = tree[key]
-    return tree
+    return at_path(tree, path, CLEARED)
 
 
 def _put(tree: dict[str, Any], path: str, value: Any) -> None:

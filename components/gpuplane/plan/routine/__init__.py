@@ -79,6 +79,7 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
     """What `head` does to a stack deployed as `base` (two plan JSON documents)."""
     d: PlanDiff = diff(base, head)
     by_urn = {r["urn"]: r for r in base["resources"]}
+    heads = {r["urn"]: r for r in head["resources"]}
     out = Outcome(change.id, change.what, added=[short(u) for u in d.added], removed=[short(u) for u in d.removed])
     types = {r["urn"]: r["type"] for r in base["resources"]}
     for urn in d.removed:
@@ -97,7 +98,7 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
             out.rolls.append(name)
         else:
             out.in_place.append(name)
-        new = next(r for r in head["resources"] if r["urn"] == c.urn)
+        new = heads[c.urn]
         how = (
             ("replaced delete-first" if c.delete_first else "replaced create-first")
             if c.replaces
