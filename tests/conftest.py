@@ -24,6 +24,8 @@ import pytest
 import yaml
 
 from gpuplane.plan import Plan, load, plan_stack, stack_names
+from gpuplane.plan.cloud import Cloud
+from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.stackfile import StackFile
 
 from .engines import unavailable
@@ -126,13 +128,15 @@ def _shared_plans() -> Path | None:
     return Path(folder) if folder and Path(folder).is_dir() else None
 
 
-def cached_plan(stack: str | StackFile) -> Plan:
+def cached_plan(stack: str | StackFile, cloud: Cloud | None = None) -> Plan:
     """The plan of a stack by name (from stacks/) or a StackFile: planned under fresh mocks the first time
     this session sees that exact config, then a copy of that plan (unpickled: no test sees another's changes;
     a ConfigError is never cached). Under pytest-xdist the workers share plans through `_shared_plans`
     (written atomically, so a worker reads a whole plan or none and plans it itself)."""
     sf = load(stack, ROOT) if isinstance(stack, str) else stack
-    key = hashlib.sha256(json.dumps([sf.project, sf.stack, sf.config], sort_keys=True, default=repr).encode())
+    cloud = cloud or Cloud()
+    live = {c: dict(groups) for c, groups in cloud.node_groups.items()}
+    key = hashlib.sha256(json.dumps([sf.project, sf.stack, sf.config, live], sort_keys=True, default=repr).encode())
     name = key.hexdigest()
     if name not in _PLANS:
         shared = _shared_plans()
@@ -140,7 +144,7 @@ def cached_plan(stack: str | StackFile) -> Plan:
         if path is not None and path.is_file():
             _PLANS[name] = path.read_bytes()
         else:
-            planned = plan_stack(sf)
+            planned = plan_stack(sf, PlanMocks(cloud=cloud))
             try:
                 data = pickle.dumps(planned)
             except (AttributeError, TypeError, pickle.PicklingError):
@@ -153,6 +157,7 @@ def cached_plan(stack: str | StackFile) -> Plan:
                     os.replace(part, path)
     stored = _PLANS[name]
     plan: Plan = copy.deepcopy(stored) if isinstance(stored, Plan) else pickle.loads(stored)
+    plan.replan = lambda after: cached_plan(sf, after)  # as plan_stack's own: the stack against that state
     return plan
 
 

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+import yaml
 
 from gpuplane.cli import main
 from gpuplane.plan import Plan, PlannedResource, load
@@ -19,7 +20,8 @@ from gpuplane.plan.diff import diff
 from gpuplane.plan.routine import CATALOGUE, Outcome, check_stack, markdown_table, outcome
 from gpuplane.plan.routine.constraints import CONSTRAINTS
 
-from .conftest import ROOT, STACKS, cached_plan
+from .conftest import ROOT, STACKS, cached_plan, stack_with
+from .test_capacity_types import MANAGED_BLOCK
 
 P = "urn:pulumi:s::p::"
 
@@ -176,11 +178,6 @@ def test_a_cluster_replacement_fails_the_change() -> None:
 
 # --- Every shipped stack ------------------------------------------------------------------------------------
 
-OPEN = {("aws-managed", "raise-min-nodes"), ("aws-managed", "lower-max-nodes")}
-"""Known to fail today, and reported as failing: EKS refuses a minimum above, or a maximum below, the
-stored desired size that cluster-autoscaler owns (docs/upgrading.md says how to move it by hand first).
-Anything else failing is a regression."""
-
 
 @functools.cache
 def outcomes(stack: str) -> tuple[Outcome, ...]:
@@ -192,7 +189,7 @@ def test_no_routine_change_replaces_a_cluster_or_fails(stack: str) -> None:
     results = outcomes(stack)
     assert [o.change for o in results] == [c.id for c in CATALOGUE]
     failing = {(stack, o.change): o.failures for o in results if o.failures}
-    assert set(failing) <= OPEN, failing
+    assert failing == {}, failing
     # Some change applies and does something visible on every stack (the catalogue's edits are not no-ops).
     assert any(o.in_place or o.rolls or o.replaced or o.added or o.removed for o in results), stack
 
@@ -220,13 +217,18 @@ def test_upgrading_doc_table_is_generated_from_the_command() -> None:
 # --- The command, the plan JSON and the mocks behind them ---------------------------------------------------
 
 
-def test_lifecycle_command_json_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+def test_lifecycle_command_json_and_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
     assert main(["lifecycle", "gcp-standard", "--change", "raise-max-nodes", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["stack"] == "gcp-standard" and [c["change"] for c in got["changes"]] == ["raise-max-nodes"]
     assert got["changes"][0]["ok"] is True and got["changes"][0]["inPlace"]
-    assert main(["lifecycle", "aws-managed", "--change", "raise-min-nodes"]) == 1
-    assert "FAILS" in capsys.readouterr().out
+    # A Capacity Block group with nodes up can't roll (EKS: desired size 0 first): the bump is refused.
+    block = {**MANAGED_BLOCK, "maxNodes": 2}
+    sf = stack_with("aws-managed", gpuPools=[block])
+    path = tmp_path / "Pulumi.block.yaml"
+    path.write_text(yaml.safe_dump({"config": sf.config}))
+    assert main(["lifecycle", str(path), "--change", "bump-kubernetes"]) == 1
+    assert "must be at desired size 0 before an update that rolls" in capsys.readouterr().out
     assert main(["lifecycle", "gcp-standard", "--change", "raise-mni-nodes"]) == 2
     err = capsys.readouterr().err
     assert "unknown routine change 'raise-mni-nodes' (did you mean 'raise-min-nodes'?)" in err

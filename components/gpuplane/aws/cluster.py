@@ -17,6 +17,7 @@ from ..lifecycle import keep_component_options, keep_options
 from ..names import ROLE, fit_autoname
 from . import efa, render
 from .capacity_render import reservation_zone, reserved_launch_args
+from .live_size import with_live_size
 from .network import EksVpc
 from .placement_group import own_placement_group
 
@@ -255,7 +256,8 @@ class EksGpuCluster(pulumi.ComponentResource):
             # control plane's upgrade before EKS rolls the group.
             "version": self.kubernetes_version,
         }
-        group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(f"{name}-{role}", opts=opts, **wiring, **group_args)
+        sized = with_live_size(group_args, self.cluster_name, self)  # what EKS has now, in the new range
+        group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(f"{name}-{role}", opts=opts, **wiring, **sized)
         return group
 
 

@@ -14,12 +14,10 @@ from ..placement import gpu_nodes
 from . import render
 from .capacity_render import reservation_zone, reserved_launch_args
 from .cluster import subnets_in_zones
+from .live_size import with_live_size
 
 PLACEHOLDER_REGION = "us-east-1"
 """AWS pool checks do not depend on the region; the model needs one."""
-
-IGNORE_SCALING = ["scalingConfig.desiredSize"]
-"""cluster-autoscaler owns the desired size; Pulumi must not reset it (pulumi-eks `ignoreScalingChanges`)."""
 
 
 class EksGpuNodeGroupsArgs(TypedDict):
@@ -83,7 +81,6 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
         self.gpu_nodes = []
         for pool in cfg.gpuPools:
             group_args = render.gpu_node_group_args(cfg.cluster, pool)
-            del group_args["ignore_scaling_changes"]
             lt = aws.ec2.LaunchTemplate(
                 f"{name}-{pool.name}-lt",
                 **render.launch_template_args(label, pool.name, pool.diskSizeGb, str(group_args["ami_type"])),
@@ -105,9 +102,9 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
                 wiring["version"] = args["kubernetes_version"]
             group = aws.eks.NodeGroup(
                 f"{name}-{pool.name}",
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=IGNORE_SCALING),
+                opts=child,
                 **wiring,
-                **group_args,
+                **with_live_size(group_args, cluster, self),
             )
             groups.append(group)
             for key, value in sorted(render.node_template_tags(cfg.cluster, pool).items()):

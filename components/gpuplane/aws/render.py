@@ -230,13 +230,12 @@ def gpu_node_group_args(cluster: ClusterConfig, pool: GpuPool) -> dict[str, Any]
         "ami_type": pool.amiType,
         "capacity_type": eks_capacity_type(pool),
         "instance_types": instance_types(pool),
+        # the size of a new group; the components send the group's current size instead (`live_size`)
         "scaling_config": {"min_size": pool.minNodes, "max_size": pool.maxNodes, "desired_size": pool.minNodes},
         "labels": gpu_node_labels(cluster, pool),
         "taints": [
             {"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in pool_taints("aws", pool)
         ],
-        # cluster-autoscaler owns the desired size; Pulumi must not reset it on the next `up`.
-        "ignore_scaling_changes": True,
     }
 
 
@@ -254,7 +253,6 @@ def system_node_group_args(cluster: ClusterConfig, autoscaled: bool = True) -> d
         "instance_types": [sp.machineType],
         "scaling_config": {"min_size": sp.minNodes, "max_size": top, "desired_size": sp.minNodes},
         "labels": {"gpuplane.io/role": "system"},
-        "ignore_scaling_changes": True,
     }
 
 

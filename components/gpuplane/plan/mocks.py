@@ -15,6 +15,7 @@ from pulumi.runtime import rpc
 
 from ..config import ConfigError
 from . import mocks_aws, mocks_extra
+from .cloud import LIVE_READS, Cloud
 from .mocks_base import State, digest, fake_ip
 
 _FAKE_CA = base64.b64encode(
@@ -137,10 +138,16 @@ class PlanMocks(pulumi.runtime.Mocks):
     inside themselves, which must be known to the monitor to be read back.
     """
 
-    def __init__(self, stack_references: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self, stack_references: Mapping[str, Mapping[str, Any]] | None = None, cloud: Cloud | None = None
+    ) -> None:
         self.monitor: Any = None
         self.stack_references = dict(stack_references or {})
         """Outputs of the stacks a program reads with `pulumi.StackReference`, by stack name."""
+        self.cloud = cloud or Cloud()
+        """What already exists (empty: a first `up`); invokes that read live state answer from it."""
+        self.live_reads: list[str] = []
+        """Tokens of the invokes this run made whose answer depends on `cloud` (`LIVE_READS`)."""
         self.aws_region: str | None = None
         """The region of the last AWS provider registered; before one, the `aws:region` config or us-east-1."""
         self.provider_regions: dict[str, str] = {}
@@ -155,6 +162,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         }
         self.calls = {
             **mocks_aws.calls(self.region),
+            **mocks_aws.node_group_reads(lambda: self.cloud),
             **mocks_extra.aws_calls(self.region),
             **mocks_extra.gcp_calls(),
         }
@@ -232,4 +240,11 @@ class PlanMocks(pulumi.runtime.Mocks):
                 f"the offline plan has no answer for invoke {args.token}: subclass gpuplane.testing.Mocks and "
                 "answer it in `call` (or add it to gpuplane/plan/mocks_extra.py)"
             )
+        if args.token in LIVE_READS:
+            self.live_reads.append(args.token)
         return handler(args.args), []
+
+    def again(self, cloud: Cloud) -> PlanMocks:
+        """Fresh mocks like these, for the next `up` against `cloud` (a subclass overrides this when its
+        constructor takes other arguments)."""
+        return PlanMocks(self.stack_references, cloud)

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 
 from ..catalog.regions import aws_partition
+from .cloud import Cloud
 from .mocks_base import State, digest
 
 ACCOUNT = "123456789012"
@@ -199,6 +200,31 @@ def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str) -> State:
         "arn": f"arn:aws:eks:region:{ACCOUNT}:nodegroup/{cluster}/{ng}/{digest(ng)[:8]}",
         "resources": [{"autoscalingGroups": [{"name": asg}], "remoteAccessSecurityGroupId": ""}],
     }
+
+
+def node_group_reads(cloud: Callable[[], Cloud]) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
+    """The EKS node groups that exist (`Cloud`), as the provider's `eks.getNodeGroups` / `eks.getNodeGroup`
+    data sources return them (terraform-provider-aws internal/service/eks/node_groups_data_source.go,
+    node_group_data_source.go: ListNodegroups, DescribeNodegroup)."""
+
+    def names(args: Mapping[str, Any]) -> dict[str, Any]:
+        cluster = str(args["clusterName"])
+        return {"id": cluster, "clusterName": cluster, "names": sorted(cloud().node_groups.get(cluster, {}))}
+
+    def one(args: Mapping[str, Any]) -> dict[str, Any]:
+        cluster, name = str(args["clusterName"]), str(args["nodeGroupName"])
+        scaling = cloud().node_groups.get(cluster, {}).get(name)
+        if scaling is None:  # as DescribeNodegroup answers a name that does not exist
+            raise ValueError(f"reading EKS Node Group ({cluster}:{name}): couldn't find resource")
+        return {
+            "id": f"{cluster}:{name}",
+            "clusterName": cluster,
+            "nodeGroupName": name,
+            "status": "ACTIVE",
+            "scalingConfigs": [dict(scaling)],
+        }
+
+    return {"aws:eks/getNodeGroups:getNodeGroups": names, "aws:eks/getNodeGroup:getNodeGroup": one}
 
 
 def calls(region: Callable[[], str]) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:

@@ -129,7 +129,10 @@ def run(project: Project, stack: StackFile, mocks: pulumi.runtime.Mocks | None =
     mocks = mocks or PlanMocks(stack_references(stack))
     with _as_language_host(project.main.parent):
         try:
-            return run_program(stack, lambda: runpy.run_path(str(project.main), run_name="__main__"), mocks)
+            plan = run_program(stack, lambda: runpy.run_path(str(project.main), run_name="__main__"), mocks)
+            if isinstance(mocks, PlanMocks):  # run again as a program from its own folder
+                plan.replan = lambda cloud: run(project, stack, mocks.again(cloud))
+            return plan
         except ModuleNotFoundError as exc:
             advice = hint(exc)
             if advice is None:

@@ -26,6 +26,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from ..config import parse_flat
+from .cloud import Cloud
 from .mocks import PlanMocks
 from .monitor import SECRET, engine_view
 from .monitor import PlannedResource as PlannedResource  # re-exported: the plan's record of a registration
@@ -47,6 +48,16 @@ class Plan:
     registered_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """URN -> the outputs that resource registered (`register_outputs`: components and the stack), as the
     engine sees them (not part of the JSON contract)."""
+    live_reads: tuple[str, ...] = ()
+    """Invokes the program made whose answers depend on what exists (`cloud.LIVE_READS`): its next `up`
+    may send other inputs, so the simulator runs it again (`replan`) against the state this plan leaves."""
+    replan: Callable[[Cloud], Plan] | None = field(default=None, repr=False, compare=False)
+    """The same program under fresh mocks of the same kind, against the given live state (None: a plan
+    that cannot be re-run, such as a `gpuplane.testing.offline` block)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without `replan` (a closure over the program); an unpickled plan cannot be re-run."""
+        return {**self.__dict__, "replan": None}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -266,7 +277,12 @@ def run_program(stack: StackFile, program: Callable[[], object], mocks: pulumi.r
     with program_run():
         monitor = install(stack, mocks)
         _sync_await(run_pulumi_func(run))
-        return recorded(stack, monitor)
+        plan = recorded(stack, monitor)
+    used = monitor.mocks
+    if isinstance(used, PlanMocks):
+        plan.live_reads = tuple(used.live_reads)
+        plan.replan = lambda cloud: run_program(stack, program, used.again(cloud))
+    return plan
 
 
 def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Plan:

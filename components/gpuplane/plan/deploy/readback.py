@@ -20,6 +20,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from ..cloud import LIVE_READS, Cloud
+from ..mocks_aws import physical_node_group_name
 from ..paths import changed_paths
 from ..replacement import classify, covers, ignored_paths
 from ..runner import Plan, PlannedResource
@@ -50,6 +52,9 @@ class ReadBack:
     fix: str
     when: Callable[[PlannedResource, Plan], bool] = lambda r, plan: True
     """Only resources for which this holds (given the whole plan) read the field back differently."""
+    followed_by: frozenset[str] = frozenset()
+    """Invokes with which a program reads the field's live value and sends it back: a plan that made one
+    but cannot be run again (`Plan.replan` is None) is taken to send what is stored."""
 
 
 def _first_pool_node_config(r: PlannedResource, plan: Plan) -> Any:
@@ -103,6 +108,7 @@ def _desired_size(source: str, fix: str) -> ReadBack:
         "(scaling_config from the API)" + source,
         fix,
         when=_autoscaler_runs,
+        followed_by=LIVE_READS,
     )
 
 
@@ -159,10 +165,18 @@ READ_BACK: Mapping[str, tuple[ReadBack, ...]] = MappingProxyType(
         ),
         "eks:index:ManagedNodeGroup": (
             _desired_size(
-                "; pulumi/pulumi-eks #1770", "ignoreScalingChanges: true (pulumi-eks ignores scalingConfig.desiredSize)"
+                "; pulumi/pulumi-eks #1770",
+                "send the group's current desired size, read with eks.getNodeGroup (gpuplane.aws.live_size), or "
+                "ignoreScalingChanges: true (then EKS refuses a minSize raised above the stored size)",
             ),
         ),
-        "aws:eks/nodeGroup:NodeGroup": (_desired_size("", 'ignoreChanges: ["scalingConfig.desiredSize"]'),),
+        "aws:eks/nodeGroup:NodeGroup": (
+            _desired_size(
+                "",
+                "send the group's current desired size, read with eks.getNodeGroup (gpuplane.aws.live_size), or "
+                'ignoreChanges: ["scalingConfig.desiredSize"] (then EKS refuses a minSize raised above it)',
+            ),
+        ),
     }
 )
 """Resource type -> the fields whose read-back differs from the inputs sent. A type absent here reads back
@@ -222,22 +236,67 @@ class Drift:
         )
 
 
-def second_up(plan: Plan) -> Iterator[Drift]:
-    """Every field a second `up` of the same program would change after a refresh, with its effect."""
+NODE_GROUPS = ("eks:index:ManagedNodeGroup", "aws:eks/nodeGroup:NodeGroup")
+
+
+def _eks_cluster_name(r: PlannedResource, plan: Plan) -> str:
+    """The cluster a node group is in: `clusterName`, or the name of the `eks.Cluster` it references."""
+    if r.inputs.get("clusterName"):
+        return str(r.inputs["clusterName"])
+    ref = str(r.inputs.get("cluster", ""))
+    try:
+        cluster = plan.get(ref)
+    except KeyError:
+        return ref
+    return str(cluster.inputs.get("name", cluster.name))
+
+
+def cloud_after(plan: Plan) -> Cloud:
+    """What the plan leaves in the cloud once created and refreshed, as the invokes of the next `up` see it."""
+    groups: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for r in plan.resources:
+        if r.type in NODE_GROUPS:
+            state, _ = refreshed(r, plan)
+            name = physical_node_group_name(r.inputs, r.name)
+            groups.setdefault(_eks_cluster_name(r, plan), {})[name] = dict(state.get("scalingConfig") or {})
+    return Cloud(node_groups=groups)
+
+
+def stored(plan: Plan) -> dict[str, Any]:
+    """The plan's JSON as the state holds it after create and refresh: each resource's inputs as read back."""
+    doc = plan.to_json()
+    for r, entry in zip(plan.resources, doc["resources"], strict=True):
+        entry["inputs"] = refreshed(r, plan)[0]
+    return doc
+
+
+def next_up(plan: Plan) -> Plan:
+    """The plan of the program's next `up`: itself, unless it read live state and can be run again."""
+    if plan.live_reads and plan.replan is not None:
+        return plan.replan(cloud_after(plan))
+    return plan
+
+
+def second_up(plan: Plan, again: Plan | None = None) -> Iterator[Drift]:
+    """Every field a second `up` of the same program would change after a refresh, with its effect.
+    `again` is the program's plan against the refreshed state (default: `next_up(plan)`)."""
+    again = next_up(plan) if again is None else again
+    sends = {r.urn: r.inputs for r in again.resources}
     for r in plan.resources:
         state, hits = refreshed(r, plan)
         if not hits:
             continue
-        ignore = ignored_paths(r.type, r.inputs, r.ignore_changes)
+        inputs = sends.get(r.urn, r.inputs)
+        ignore = ignored_paths(r.type, inputs, r.ignore_changes)
         for rule in hits:
-            if any(covers(i, rule.path) for i in ignore):
+            if any(covers(i, rule.path) for i in ignore) or (again is plan and rule.followed_by & set(plan.live_reads)):
                 continue
-            before, after = _get(state, rule.path), _get(r.inputs, rule.path)
+            before, after = _get(state, rule.path), _get(inputs, rule.path)
             if before is CLEARED or after is CLEARED:
                 paths = [rule.path]
             else:
                 paths = [p for p in changed_paths(before, after, rule.path) if not any(covers(i, p) for i in ignore)]
-            found = classify(r.type, paths, state, r.inputs, r.replace_on_changes).values()
+            found = classify(r.type, paths, state, inputs, r.replace_on_changes).values()
             effect = (
                 "replaces"
                 if any(f.replaces_self for f in found)

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...config import ConfigError, parse_config
+from ..cloud import Cloud
+from ..deploy.readback import cloud_after, stored
 from ..diff import PlanDiff, diff
+from ..mocks import PlanMocks
 from ..replacement import Effect
 from ..runner import Plan, plan_stack
 from ..stackfile import StackFile
@@ -112,12 +115,19 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
     return out
 
 
+def plan_against(stack: StackFile, cloud: Cloud | None = None) -> Plan:
+    """The stack's plan for an `up` that meets `cloud` (what an earlier `up` left; none: a first `up`)."""
+    return plan_stack(stack, PlanMocks(cloud=cloud))
+
+
 def check_stack(
-    stack: StackFile, changes: tuple[RoutineChange, ...] = CATALOGUE, planner: Callable[[StackFile], Plan] = plan_stack
+    stack: StackFile,
+    changes: tuple[RoutineChange, ...] = CATALOGUE,
+    planner: Callable[[StackFile, Cloud | None], Plan] = plan_against,
 ) -> list[Outcome]:
-    """Every routine change on `stack`: planned offline (by `planner`, which a test may cache) and compared
-    with the stack's own plan."""
-    shipped = planner(stack).to_json()
+    """Every routine change on `stack`: planned offline (by `planner`, which a test may cache) against what
+    the unchanged stack left in the cloud, and compared with the unchanged stack's plan."""
+    first = planner(stack, None)
     out = []
     for change in changes:
         start = change.start(copy.deepcopy(stack.config)) if change.start else stack.config
@@ -132,11 +142,12 @@ def check_stack(
             out.append(Outcome(change.id, change.what, applies=False, refused_by_config=str(exc)))
             continue
 
-        def plan(config: dict[str, Any]) -> dict[str, Any]:
-            return planner(StackFile(stack.project, stack.stack, config, stack.path)).to_json()
+        def plan(config: dict[str, Any], cloud: Cloud | None = None) -> Plan:
+            return planner(StackFile(stack.project, stack.stack, config, stack.path), cloud)
 
-        base = shipped if change.start is None else plan(start)
-        out.append(outcome(change, base, plan(edited)))
+        base = first if change.start is None else plan(start)
+        head = plan(edited, cloud_after(base))
+        out.append(outcome(change, stored(base), head.to_json()))
     return out
 
 

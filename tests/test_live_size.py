@@ -1,0 +1,110 @@
+"""EKS node groups send their current desired size, read from EKS and kept within the new range, so that
+raising `minNodes` or lowering `maxNodes` never meets EKS's min <= desired <= max refusal (and a stale
+stored size never shrinks a busy group). The mocks answer the reads from what exists (`Cloud`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from typing import Any
+
+import pytest
+
+from gpuplane import testing
+from gpuplane.aws.live_size import SUFFIX, clamp, own_group
+from gpuplane.plan.cloud import Cloud
+from gpuplane.plan.deploy.readback import cloud_after, next_up, second_up
+from gpuplane.plan.mocks_aws import node_group_reads
+
+from .conftest import ROOT, cached_plan, stack_with
+
+DIGITS = "1" * SUFFIX
+
+
+def test_a_group_is_found_by_its_prefix_not_a_longer_pools() -> None:
+    prefix = {"node_group_name_prefix": "ml-a-"}
+    assert own_group([f"ml-a-b-{DIGITS}", f"ml-a-{DIGITS}"], prefix) == f"ml-a-{DIGITS}"
+    assert own_group([f"ml-a-b-{DIGITS}"], prefix) is None  # another pool ("a-b") only
+    assert own_group(["ml-a-" + "x" * SUFFIX], prefix) is None  # not the provider's digits
+    newer = "2" * SUFFIX
+    assert own_group([f"ml-a-{DIGITS}", f"ml-a-{newer}"], prefix) == f"ml-a-{newer}"  # mid-replacement
+    assert own_group(["ml-odcr"], {"node_group_name": "ml-odcr"}) == "ml-odcr"
+    assert own_group(["ml-odcr-2"], {"node_group_name": "ml-odcr"}) is None
+
+
+@pytest.mark.parametrize(
+    ("current", "low", "high", "sent"),
+    [(None, 2, 4, 2), (3, 0, 4, 3), (1, 2, 4, 2), (6, 0, 4, 4), (0, 0, 0, 0)],
+)
+def test_the_size_sent_is_the_current_one_within_the_range(current: int | None, low: int, high: int, sent: int) -> None:
+    assert clamp(current, low, high) == sent
+
+
+def test_the_mocks_answer_like_describe_nodegroup() -> None:
+    cloud = Cloud({"c": {"c-gpu-1": {"minSize": 0, "desiredSize": 3, "maxSize": 4}}})
+    reads = node_group_reads(lambda: cloud)
+    assert reads["aws:eks/getNodeGroups:getNodeGroups"]({"clusterName": "c"})["names"] == ["c-gpu-1"]
+    assert reads["aws:eks/getNodeGroups:getNodeGroups"]({"clusterName": "other"})["names"] == []
+    got = reads["aws:eks/getNodeGroup:getNodeGroup"]({"clusterName": "c", "nodeGroupName": "c-gpu-1"})
+    assert got["scalingConfigs"] == [{"minSize": 0, "desiredSize": 3, "maxSize": 4}]
+    with pytest.raises(ValueError, match="couldn't find resource"):
+        reads["aws:eks/getNodeGroup:getNodeGroup"]({"clusterName": "c", "nodeGroupName": "c-gpu-2"})
+
+
+def sizes(plan: Any) -> dict[str, dict[str, int]]:
+    return {r.name: r.inputs["scalingConfig"] for r in plan.by_type("eks:index:ManagedNodeGroup")}
+
+
+def with_inference(**keys: Any) -> Any:
+    base = stack_with("aws-managed")
+    pools = [dict(p) for p in base.config["gpuplane:gpuPools"]]
+    for p in pools:
+        if p["name"] == "inference":
+            p.update(keys)
+    return stack_with("aws-managed", gpuPools=pools)
+
+
+def test_a_scaling_edit_sends_the_live_size_clamped_to_the_new_range() -> None:
+    first = cached_plan(with_inference())
+    assert sizes(first)["ml-eks-inference"]["desiredSize"] == 0  # nothing exists: the minimum
+    live = cloud_after(first)
+    (name,) = [n for n in live.node_groups["ml-eks"] if n.startswith("ml-eks-inference-")]
+    busy = Cloud({"ml-eks": {**live.node_groups["ml-eks"], name: {"minSize": 0, "desiredSize": 5, "maxSize": 10}}})
+    assert sizes(cached_plan(with_inference(), busy))["ml-eks-inference"]["desiredSize"] == 5  # left alone
+    assert sizes(cached_plan(with_inference(minNodes=7), busy))["ml-eks-inference"]["desiredSize"] == 7
+    assert sizes(cached_plan(with_inference(maxNodes=3), busy))["ml-eks-inference"]["desiredSize"] == 3
+
+
+def test_the_second_up_reruns_a_program_that_read_live_state() -> None:
+    first = cached_plan("aws-managed")
+    assert "aws:eks/getNodeGroups:getNodeGroups" in first.live_reads
+    again = next_up(first)
+    # cluster-autoscaler moved each ranged group (the read-back rule); the program sends that back
+    for name, sc in sizes(again).items():
+        assert sc["desiredSize"] == cloud_after(first).node_groups["ml-eks"][own(name, again)]["desiredSize"]
+    assert list(second_up(first, again)) == []
+    # The same plan, compared as if the program sent its first-create size again, would shrink the groups.
+    drifts = list(second_up(first, dataclasses.replace(first)))
+    assert {d.rule.path for d in drifts} == {"scalingConfig.desiredSize"}, drifts
+
+
+def own(logical: str, plan: Any) -> str:
+    r = next(r for r in plan.by_type("eks:index:ManagedNodeGroup") if r.name == logical)
+    prefix = r.inputs["nodeGroupNamePrefix"]
+    return next(
+        n for n in cloud_after(plan).node_groups["ml-eks"] if n.startswith(prefix) and len(n) == len(prefix) + SUFFIX
+    )
+
+
+def test_a_plan_that_cannot_be_rerun_trusts_its_live_reads() -> None:
+    unpickled = pickle.loads(pickle.dumps(cached_plan("aws-managed")))
+    assert unpickled.replan is None and unpickled.live_reads
+    assert list(second_up(unpickled)) == []
+
+
+def test_a_users_node_groups_are_rerun_from_their_program_folder() -> None:
+    plan = testing.plan_program(ROOT / "examples" / "eks-your-cluster")
+    assert plan.live_reads and plan.replan is not None
+    groups = {r.name: r.inputs["scalingConfig"] for r in next_up(plan).by_type("aws:eks/nodeGroup:NodeGroup")}
+    assert groups and all(sc["minSize"] <= sc["desiredSize"] <= sc["maxSize"] for sc in groups.values())
+    assert testing.check(plan) == []
