@@ -229,8 +229,10 @@ def test_capacity_summary_shows_order_and_reserved_gpus() -> None:
     assert rows["training"]["capacity"] == "reserved>spot" and rows["training"]["reservedGpus"] == 16
     assert rows["evals"]["reservedGpus"] == 4 and rows["inference"]["reservedGpus"] == 0
     assert s["totals"]["reservedGpus"] == 20
-    # Reservations bill whether used or not: the idle floor's cost is theirs.
-    assert rows["training"]["usdPerHourAtFloor"] > 0 and rows["inference"]["usdPerHourAtFloor"] == 0
+    # Reservations bill whether used or not: the idle floor's cost is theirs (an ODCR at the on-demand rate);
+    # a Capacity Block is prepaid at its own rate, which the catalog does not know.
+    assert rows["evals"]["usdPerHourAtFloor"] > 0 and rows["inference"]["usdPerHourAtFloor"] == 0
+    assert rows["training"]["usdPerHourAtFloor"] is None and "p5.48xlarge" in s["unpriced"]
     text = table(s)
     assert "reserved>spot" in text and text.splitlines()[0].split().count("reserved") == 1
 

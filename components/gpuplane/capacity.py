@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .catalog import lookup
-from .catalog.availability import GPU_PRICES, PRICE_SOURCE, PRICES, SPOT_FRACTION
+from .catalog.availability import PRICE_SOURCE, SPOT_FRACTION
+from .catalog.pricing import Rates, node_rate
 from .config.capacity import capacity_order, reserved_nodes
 from .config.model import GpuPool, StackConfig
 from .fleet import region_configs
@@ -48,21 +49,22 @@ def machine_of(cfg: StackConfig, pool: GpuPool) -> str:
     return instance_types(pool)[0]
 
 
-def node_price(cfg: StackConfig, pool: GpuPool, machine: str, spot: bool | None = None) -> float | None:
-    """Estimated USD/h of one node: on-demand list price (plus N1-attached GPUs), times the spot fraction
-    for spot nodes (`spot`; unset: the pool's first capacity type beyond its reservation is spot)."""
-    cloud = cfg.platform_spec.cloud
-    base = cfg.prices.onDemand.get(machine, PRICES.get(machine))
-    if base is None:
-        return None
+def pool_rates(cfg: StackConfig) -> Rates:
+    p = cfg.prices
+    return Rates(p.onDemand, p.spotFraction, p.flexStartFraction)
+
+
+def node_price(cfg: StackConfig, pool: GpuPool, machine: str, option: str | None = None) -> float | None:
+    """Estimated USD/h of one node under `option` (`catalog.pricing.BASES`; unset: the pool's first
+    capacity type beyond its reservation, or `reserved` for a reservation-only pool), or None when not known."""
+    if option is None:
+        order = capacity_order(cfg.platform, pool)
+        option = next((c for c in order if c != "reserved"), "reserved")
     gpu = lookup(pool.gpu)
-    if machine not in cfg.prices.onDemand and gpu is not None and gpu.gcp is not None:
-        base += GPU_PRICES.get(gpu.gcp.accelerator, 0.0) * pool.gpusPerNode
-    if spot is None:
-        spot = [c for c in capacity_order(cfg.platform, pool) if c != "reserved"][:1] == ["spot"]
-    if spot:
-        base *= cfg.prices.spotFraction or SPOT_FRACTION[cloud]
-    return round(base, 3)
+    attached = gpu.gcp.accelerator if gpu is not None and gpu.gcp is not None else None
+    block = pool.reservation is not None and pool.reservation.type == "capacity-block"
+    cloud = cfg.platform_spec.cloud
+    return node_rate(pool_rates(cfg), cloud, machine, option, block, attached, pool.gpusPerNode)
 
 
 def sharing_label(pool: GpuPool) -> str:
@@ -86,9 +88,11 @@ def capacity(cfg: StackConfig) -> list[CapacityRow]:
             reserved = reserved_nodes(p)
             # Reserved nodes bill at (about) the on-demand rate whether used or not: they are in the floor's
             # cost and priced as on-demand at the ceiling (Capacity Blocks are prepaid at their own rate).
-            held = None if price is None else node_price(rcfg, p, machine, spot=False) or 0.0
+            held = node_price(rcfg, p, machine, "reserved") if reserved else 0.0
             at_max = None if price is None or held is None else price * (p.maxNodes - reserved) + held * reserved
             at_floor = None if price is None or held is None else price * max(floor - reserved, 0) + held * reserved
+            if reserved == p.maxNodes and held is not None:  # only reserved nodes: their rate alone
+                at_max, at_floor = held * reserved, held * reserved
             rows.append(
                 CapacityRow(
                     region=region,
@@ -139,10 +143,24 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
         "prices": (
             ("your prices (gpuplane:prices)" if cfg.prices.onDemand else f"estimate: {PRICE_SOURCE}")
             + f"; spot rows at {cfg.prices.spotFraction or SPOT_FRACTION[cfg.platform_spec.cloud]:g} x on-demand"
+            + _dws_note(cfg)
         ),
         "unpriced": sorted({r.machine for r in rows if r.usd_per_hour_at_max is None}),
         **queues,
     }
+
+
+def _dws_note(cfg: StackConfig) -> str:
+    """How flex-start and queued A2/A3/A4 rows are priced (`catalog.pricing`), when the stack has any."""
+    dws = {"flex-start", "queued"}
+    if cfg.platform_spec.cloud != "gcp" or not any(dws & set(capacity_order(cfg.platform, p)) for p in cfg.gpuPools):
+        return ""
+    if cfg.prices.flexStartFraction is not None:
+        return f"; flex-start and queued A2/A3/A4 rows at {cfg.prices.flexStartFraction:g} x on-demand (yours)"
+    return (
+        "; flex-start and queued A2/A3/A4 rows unpriced (DWS SKUs, not in the catalog: set "
+        "gpuplane:prices.flexStartFraction or your rate in prices.onDemand)"
+    )
 
 
 def table(summary_: dict[str, Any]) -> str:

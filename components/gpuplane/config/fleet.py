@@ -80,3 +80,6 @@ class PriceConfig(Model):
     """Instance or machine type -> on-demand USD/h (for GCP N1 machines, including their GPUs)."""
     spotFraction: float | None = Field(default=None, gt=0, le=1)
     """Spot price as a fraction of on-demand."""
+    flexStartFraction: float | None = Field(default=None, gt=0, le=1)
+    """GCP DWS flex-start (and queued) price of A2, A3 and A4 machines as a fraction of on-demand; unset,
+    such nodes are not priced (the catalog has no DWS rates)."""
