@@ -11,17 +11,15 @@ import re
 from typing import Any
 
 import pytest
-import yaml
 
 from gpuplane.cli import main
-from gpuplane.plan import Plan, PlannedResource, load
+from gpuplane.plan import Plan, PlannedResource, load, routine
 from gpuplane.plan.deploy.readback import READ_BACK, second_up
 from gpuplane.plan.diff import diff
-from gpuplane.plan.routine import CATALOGUE, Outcome, check_stack, markdown_table, outcome
+from gpuplane.plan.routine import CATALOGUE, Outcome, RoutineChange, check_stack, markdown_table, outcome
 from gpuplane.plan.routine.constraints import CONSTRAINTS
 
-from .conftest import ROOT, STACKS, cached_plan, stack_with
-from .test_capacity_types import MANAGED_BLOCK
+from .conftest import ROOT, STACKS, cached_plan
 
 P = "urn:pulumi:s::p::"
 
@@ -217,18 +215,19 @@ def test_upgrading_doc_table_is_generated_from_the_command() -> None:
 # --- The command, the plan JSON and the mocks behind them ---------------------------------------------------
 
 
-def test_lifecycle_command_json_and_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+def test_lifecycle_command_json_and_exit_codes(capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
     assert main(["lifecycle", "gcp-standard", "--change", "raise-max-nodes", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["stack"] == "gcp-standard" and [c["change"] for c in got["changes"]] == ["raise-max-nodes"]
     assert got["changes"][0]["ok"] is True and got["changes"][0]["inPlace"]
-    # A Capacity Block group with nodes up can't roll (EKS: desired size 0 first): the bump is refused.
-    block = {**MANAGED_BLOCK, "maxNodes": 2}
-    sf = stack_with("aws-managed", gpuPools=[block])
-    path = tmp_path / "Pulumi.block.yaml"
-    path.write_text(yaml.safe_dump({"config": sf.config}))
-    assert main(["lifecycle", str(path), "--change", "bump-kubernetes"]) == 1
-    assert "must be at desired size 0 before an update that rolls" in capsys.readouterr().out
+
+    # A change that fails (here: renaming the cluster, which removes it and makes another) exits 1.
+    def rename(c: dict[str, Any]) -> dict[str, Any]:
+        return {**c, "gpuplane:cluster": {**c["gpuplane:cluster"], "name": "ml-renamed"}}
+
+    monkeypatch.setattr(routine, "CATALOGUE", (*CATALOGUE, RoutineChange("rename", "rename the cluster", rename)))
+    assert main(["lifecycle", "gcp-standard", "--change", "rename"]) == 1
+    assert "a cluster is removed" in capsys.readouterr().out
     assert main(["lifecycle", "gcp-standard", "--change", "raise-mni-nodes"]) == 2
     err = capsys.readouterr().err
     assert "unknown routine change 'raise-mni-nodes' (did you mean 'raise-min-nodes'?)" in err

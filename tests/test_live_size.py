@@ -15,8 +15,11 @@ from gpuplane.aws.live_size import SUFFIX, clamp, own_group
 from gpuplane.plan.cloud import Cloud
 from gpuplane.plan.deploy.readback import cloud_after, next_up, second_up
 from gpuplane.plan.mocks_aws import node_group_reads
+from gpuplane.plan.routine import CATALOGUE
+from gpuplane.plan.stackfile import StackFile
 
 from .conftest import ROOT, cached_plan, stack_with
+from .test_capacity_types import MANAGED_BLOCK
 
 DIGITS = "1" * SUFFIX
 
@@ -41,12 +44,14 @@ def test_the_size_sent_is_the_current_one_within_the_range(current: int | None, 
 
 
 def test_the_mocks_answer_like_describe_nodegroup() -> None:
-    cloud = Cloud({"c": {"c-gpu-1": {"minSize": 0, "desiredSize": 3, "maxSize": 4}}})
+    stored = {"scalingConfig": {"minSize": 0, "desiredSize": 3, "maxSize": 4}, "version": "1.33"}
+    cloud = Cloud({"c": {"c-gpu-1": {**stored, "launchTemplate": {"id": "lt-1", "version": 2}}}})
     reads = node_group_reads(lambda: cloud)
     assert reads["aws:eks/getNodeGroups:getNodeGroups"]({"clusterName": "c"})["names"] == ["c-gpu-1"]
     assert reads["aws:eks/getNodeGroups:getNodeGroups"]({"clusterName": "other"})["names"] == []
     got = reads["aws:eks/getNodeGroup:getNodeGroup"]({"clusterName": "c", "nodeGroupName": "c-gpu-1"})
-    assert got["scalingConfigs"] == [{"minSize": 0, "desiredSize": 3, "maxSize": 4}]
+    assert got["scalingConfigs"] == [{"minSize": 0, "desiredSize": 3, "maxSize": 4}] and got["version"] == "1.33"
+    assert got["launchTemplates"] == [{"id": "lt-1", "name": "", "version": "2"}]
     with pytest.raises(ValueError, match="couldn't find resource"):
         reads["aws:eks/getNodeGroup:getNodeGroup"]({"clusterName": "c", "nodeGroupName": "c-gpu-2"})
 
@@ -69,7 +74,8 @@ def test_a_scaling_edit_sends_the_live_size_clamped_to_the_new_range() -> None:
     assert sizes(first)["ml-eks-inference"]["desiredSize"] == 0  # nothing exists: the minimum
     live = cloud_after(first)
     (name,) = [n for n in live.node_groups["ml-eks"] if n.startswith("ml-eks-inference-")]
-    busy = Cloud({"ml-eks": {**live.node_groups["ml-eks"], name: {"minSize": 0, "desiredSize": 5, "maxSize": 10}}})
+    scaled = {**live.node_groups["ml-eks"][name], "scalingConfig": {"minSize": 0, "desiredSize": 5, "maxSize": 10}}
+    busy = Cloud({"ml-eks": {**live.node_groups["ml-eks"], name: scaled}})
     assert sizes(cached_plan(with_inference(), busy))["ml-eks-inference"]["desiredSize"] == 5  # left alone
     assert sizes(cached_plan(with_inference(minNodes=7), busy))["ml-eks-inference"]["desiredSize"] == 7
     assert sizes(cached_plan(with_inference(maxNodes=3), busy))["ml-eks-inference"]["desiredSize"] == 3
@@ -81,7 +87,10 @@ def test_the_second_up_reruns_a_program_that_read_live_state() -> None:
     again = next_up(first)
     # cluster-autoscaler moved each ranged group (the read-back rule); the program sends that back
     for name, sc in sizes(again).items():
-        assert sc["desiredSize"] == cloud_after(first).node_groups["ml-eks"][own(name, again)]["desiredSize"]
+        assert (
+            sc["desiredSize"]
+            == cloud_after(first).node_groups["ml-eks"][own(name, again)]["scalingConfig"]["desiredSize"]
+        )
     assert list(second_up(first, again)) == []
     # The same plan, compared as if the program sent its first-create size again, would shrink the groups.
     drifts = list(second_up(first, dataclasses.replace(first)))
@@ -108,3 +117,31 @@ def test_a_users_node_groups_are_rerun_from_their_program_folder() -> None:
     groups = {r.name: r.inputs["scalingConfig"] for r in next_up(plan).by_type("aws:eks/nodeGroup:NodeGroup")}
     assert groups and all(sc["minSize"] <= sc["desiredSize"] <= sc["maxSize"] for sc in groups.values())
     assert testing.check(plan) == []
+
+
+def block_group(plan: Any) -> Any:
+    return next(
+        r for r in plan.by_type("eks:index:ManagedNodeGroup") if r.inputs.get("capacityType") == "CAPACITY_BLOCK"
+    )
+
+
+def test_a_busy_capacity_block_group_keeps_its_version_until_it_is_empty() -> None:
+    """AWS updates a Capacity Block group only at desired size 0: while it has nodes, a Kubernetes bump leaves
+    it on the version it runs; the first `up` after it is empty (EKS empties it before the block ends) rolls."""
+    base = stack_with("aws-managed", gpuPools=[MANAGED_BLOCK])
+    first = cached_plan(base)
+    old = block_group(first).inputs["version"]
+    bump = next(c for c in CATALOGUE if c.id == "bump-kubernetes").apply(dict(base.config))
+    assert bump is not None
+    bumped = StackFile(base.project, base.stack, bump)
+    busy = cloud_after(first)  # cluster-autoscaler has a node up (read-back rule)
+    (name,) = [n for n in busy.node_groups["ml-eks"] if "training" in n]
+    assert busy.node_groups["ml-eks"][name]["scalingConfig"]["desiredSize"] > 0
+    assert block_group(cached_plan(bumped, busy)).inputs["version"] == old
+    groups = dict(busy.node_groups["ml-eks"])
+    groups[name] = {**groups[name], "scalingConfig": {**groups[name]["scalingConfig"], "desiredSize": 0}}
+    empty = Cloud({"ml-eks": groups})
+    assert block_group(cached_plan(bumped, empty)).inputs["version"] != old
+    # Other groups follow the cluster at once.
+    system = next(r for r in cached_plan(bumped, busy).by_type("eks:index:ManagedNodeGroup") if "system" in r.name)
+    assert system.inputs["version"] != old

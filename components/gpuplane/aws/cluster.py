@@ -256,8 +256,8 @@ class EksGpuCluster(pulumi.ComponentResource):
             # control plane's upgrade before EKS rolls the group.
             "version": self.kubernetes_version,
         }
-        sized = with_live_size(group_args, self.cluster_name, self)  # what EKS has now, in the new range
-        group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(f"{name}-{role}", opts=opts, **wiring, **sized)
+        sized = with_live_size(group_args, self.cluster_name, self, wiring)  # what EKS has now, in the new range
+        group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(f"{name}-{role}", opts=opts, **sized)
         return group
 
 

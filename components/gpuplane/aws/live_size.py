@@ -15,6 +15,7 @@ only time the autoscaler's own change can be overwritten.
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -40,30 +41,77 @@ def clamp(current: int | None, low: int, high: int) -> int:
     return low if current is None else min(max(current, low), high)
 
 
-def desired_size(
-    cluster_name: pulumi.Input[str], name_args: Mapping[str, str], low: int, high: int, parent: pulumi.Resource
-) -> pulumi.Output[int]:
-    """The desired size of the node group named by `name_args` (`node_group_name` or
-    `node_group_name_prefix`), as EKS reports it now and clamped to `[low, high]`."""
+@dataclass(frozen=True)
+class LiveGroup:
+    """What EKS reports for an existing node group (DescribeNodegroup)."""
+
+    desired: int | None
+    version: str | None
+    launch_template_version: str | None
+
+
+def live_group(
+    cluster_name: pulumi.Input[str], name_args: Mapping[str, str], parent: pulumi.Resource
+) -> pulumi.Output[LiveGroup | None]:
+    """The node group named by `name_args` (`node_group_name` or `node_group_name_prefix`) as EKS reports it
+    now, or None before it exists."""
     opts = pulumi.InvokeOutputOptions(parent=parent)
     listed = aws.eks.get_node_groups_output(cluster_name=cluster_name, opts=opts)
 
-    def read(found: list[Any]) -> pulumi.Output[int] | int:
+    def read(found: list[Any]) -> pulumi.Output[LiveGroup | None] | None:
         cluster, names = str(found[0]), [str(n) for n in found[1] or []]
         name = own_group(names, name_args)
         if name is None:
-            return low
+            return None
         group = aws.eks.get_node_group_output(cluster_name=cluster, node_group_name=name, opts=opts)
-        return group.scaling_configs.apply(lambda sc: clamp(int(sc[0].desired_size) if sc else None, low, high))
+
+        def record(g: Any) -> LiveGroup:
+            sc, lts = g.scaling_configs or [], g.launch_templates or []
+            return LiveGroup(
+                int(sc[0].desired_size) if sc else None,
+                g.version,
+                str(lts[0].version) if lts else None,
+            )
+
+        return group.apply(record)
 
     return pulumi.Output.all(listed.cluster_name, listed.names).apply(read)
 
 
+def held_while_busy(live: pulumi.Output[LiveGroup | None], field: str, wanted: pulumi.Input[str]) -> pulumi.Output[str]:
+    """A Capacity Block group's `version` or launch template version: the new one once the group is empty
+    (or new), else the one it runs. AWS updates such groups only at desired size 0 (EKS user guide
+    capacity-blocks-mng). The block has no spare instances to surge into, and EKS scales the group to 0
+    before the block ends, so the roll happens on the first `up` after that."""
+
+    def pick(args: list[Any]) -> str:
+        group, new = args
+        running = getattr(group, field) if group is not None else None
+        busy = group is not None and (group.desired or 0) > 0
+        return str(running) if busy and running is not None else str(new)
+
+    return pulumi.Output.all(live, wanted).apply(pick)
+
+
 def with_live_size(
-    group_args: Mapping[str, Any], cluster_name: pulumi.Input[str], parent: pulumi.Resource
+    group_args: Mapping[str, Any],
+    cluster_name: pulumi.Input[str],
+    parent: pulumi.Resource,
+    wiring: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A node group's arguments (`render.gpu_node_group_args`) with the desired size read from EKS."""
+    """A node group's arguments (`render.gpu_node_group_args`, plus the component's `wiring`) with the desired
+    size read from EKS, and for a Capacity Block group the version and launch template it runs while busy."""
     sc = dict(group_args["scaling_config"])
     name_args = {k: str(v) for k, v in group_args.items() if k in ("node_group_name", "node_group_name_prefix")}
-    sc["desired_size"] = desired_size(cluster_name, name_args, int(sc["min_size"]), int(sc["max_size"]), parent)
-    return {**group_args, "scaling_config": sc}
+    live = live_group(cluster_name, name_args, parent)
+    low, high = int(sc["min_size"]), int(sc["max_size"])
+    sc["desired_size"] = live.apply(lambda g: clamp(None if g is None else g.desired, low, high))
+    out = {**(wiring or {}), **group_args, "scaling_config": sc}
+    if group_args.get("capacity_type") == "CAPACITY_BLOCK":
+        if out.get("version") is not None:
+            out["version"] = held_while_busy(live, "version", out["version"])
+        if out.get("launch_template") is not None:
+            lt = dict(out["launch_template"])
+            lt["version"] = held_while_busy(live, "launch_template_version", lt["version"])
+            out["launch_template"] = lt
+    return out

@@ -103,8 +103,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             group = aws.eks.NodeGroup(
                 f"{name}-{pool.name}",
                 opts=child,
-                **wiring,
-                **with_live_size(group_args, cluster, self),
+                **with_live_size(group_args, cluster, self, wiring),
             )
             groups.append(group)
             for key, value in sorted(render.node_template_tags(cfg.cluster, pool).items()):

@@ -21,8 +21,9 @@ class Cloud:
     """Live state the mocks answer invokes from."""
 
     node_groups: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: EMPTY)
-    """EKS cluster name -> node group name -> its `scalingConfig` ({minSize, maxSize, desiredSize}) as
-    DescribeNodegroup returns it."""
+    """EKS cluster name -> node group name -> what DescribeNodegroup returns of it, in the node group's
+    input spelling: `scalingConfig` ({minSize, maxSize, desiredSize}), `version`, `launchTemplate`
+    ({id, version})."""
 
     def __bool__(self) -> bool:
         return bool(self.node_groups)

@@ -213,15 +213,18 @@ def node_group_reads(cloud: Callable[[], Cloud]) -> dict[str, Callable[[Mapping[
 
     def one(args: Mapping[str, Any]) -> dict[str, Any]:
         cluster, name = str(args["clusterName"]), str(args["nodeGroupName"])
-        scaling = cloud().node_groups.get(cluster, {}).get(name)
-        if scaling is None:  # as DescribeNodegroup answers a name that does not exist
+        group = cloud().node_groups.get(cluster, {}).get(name)
+        if group is None:  # as DescribeNodegroup answers a name that does not exist
             raise ValueError(f"reading EKS Node Group ({cluster}:{name}): couldn't find resource")
+        lt = group.get("launchTemplate")
         return {
             "id": f"{cluster}:{name}",
             "clusterName": cluster,
             "nodeGroupName": name,
             "status": "ACTIVE",
-            "scalingConfigs": [dict(scaling)],
+            "scalingConfigs": [dict(group.get("scalingConfig") or {})],
+            "version": group.get("version"),
+            "launchTemplates": [{"id": lt.get("id"), "name": "", "version": str(lt.get("version"))}] if lt else [],
         }
 
     return {"aws:eks/getNodeGroups:getNodeGroups": names, "aws:eks/getNodeGroup:getNodeGroup": one}

@@ -258,7 +258,8 @@ def cloud_after(plan: Plan) -> Cloud:
         if r.type in NODE_GROUPS:
             state, _ = refreshed(r, plan)
             name = physical_node_group_name(r.inputs, r.name)
-            groups.setdefault(_eks_cluster_name(r, plan), {})[name] = dict(state.get("scalingConfig") or {})
+            kept: dict[str, Any] = {k: state[k] for k in ("scalingConfig", "version", "launchTemplate") if k in state}
+            groups.setdefault(_eks_cluster_name(r, plan), {})[name] = kept
     return Cloud(node_groups=groups)
 
 
