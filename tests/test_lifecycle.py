@@ -265,3 +265,13 @@ def test_each_aws_resource_answers_in_its_own_providers_region(plan_of: Any) -> 
     for t in targets:
         provider_region = regions[t.provider.rsplit("::", 1)[0]] if t.provider else None
         assert provider_region and f"arn:aws:sqs:{provider_region}:" in t.inputs["arn"], t.urn
+
+
+def test_scaling_a_ceiling_changes_something_on_every_stack_it_applies_to() -> None:
+    """A fleet's ceilings are its totals (pool maxNodes are overridden per region): the edit follows them.
+    Autopilot is the exception: it takes no autoscaling limits, so a class's ceiling lives only in the
+    capacity summary and Kueue's quotas (docs/platforms.md)."""
+    for stack in (s for s in STACKS if s != "gcp-autopilot"):
+        for change in ("raise-max-nodes", "lower-max-nodes"):
+            o = next(o for o in outcomes(stack) if o.change == change)
+            assert not o.applies or o.in_place or o.rolls or o.replaced, (stack, change)

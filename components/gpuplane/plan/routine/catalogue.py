@@ -58,6 +58,26 @@ def _lower_max(p: dict[str, Any]) -> dict[str, Any] | None:
     return {**p, "maxNodes": int(p["maxNodes"]) - 1}
 
 
+def _fleet_ceiling(c: Config, nodes: int) -> Config | None:
+    """On a fleet, a pool's ceiling is its share of `fleet.totals` (its `maxNodes` is overridden per region):
+    the first pool with a total, moved by `nodes` nodes' worth of GPUs."""
+    totals = (c.get("gpuplane:fleet") or {}).get("totals") or {}
+    for p in _pools(c):
+        if p["name"] in totals:
+            total = int(totals[p["name"]]) + nodes * int(p.get("gpusPerNode", 1))
+            if total <= 0:
+                return None
+            out = copy.deepcopy(c)
+            out["gpuplane:fleet"]["totals"][p["name"]] = total
+            return out
+    return None
+
+
+def _ceiling(nodes: int, edit: Callable[[dict[str, Any]], dict[str, Any] | None]) -> Callable[[Config], Config | None]:
+    """Move a pool's ceiling: fleet totals on a fleet, else the first pool's `maxNodes`."""
+    return lambda c: _fleet_ceiling(c, nodes) if c.get("gpuplane:fleet") else _first_pool(c, edit)
+
+
 def without_pool(c: Config, gone: str) -> Config:
     """`c` without pool `gone`, its Kueue quotas and its fleet totals (references to a missing pool are refused)."""
     out = copy.deepcopy(c)
@@ -185,8 +205,12 @@ CATALOGUE: tuple[RoutineChange, ...] = (
         lambda c: _first_pool(c, _lower_min),
         start=lambda c: _first_pool(c, _raise_min),
     ),
-    RoutineChange("raise-max-nodes", "raise a pool's maxNodes by two", lambda c: _first_pool(c, _raise_max)),
-    RoutineChange("lower-max-nodes", "lower a pool's maxNodes by one", lambda c: _first_pool(c, _lower_max)),
+    RoutineChange(
+        "raise-max-nodes", "raise a pool's maxNodes (a fleet: its total) by two nodes", _ceiling(2, _raise_max)
+    ),
+    RoutineChange(
+        "lower-max-nodes", "lower a pool's maxNodes (a fleet: its total) by one node", _ceiling(-1, _lower_max)
+    ),
     RoutineChange("add-pool", "add a pool (a copy of the first, without its reservation)", _add_pool),
     RoutineChange("remove-pool", "remove the first pool", _remove_pool),
     RoutineChange("reorder-pools", "reverse the order of the pools", _reorder_pools),
