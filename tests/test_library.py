@@ -213,6 +213,37 @@ BAD = [
         ["settings.consolidate_after"],
     ),
     (GkeGpuNodePools, {"cluster": "c"}, ["location", "node_service_account", "gpu_pools"]),
+    # Misspelt top-level arguments are named with the rest, never ignored (issue 24's three, and the others).
+    (
+        GkeGpuNodePools,
+        {
+            "cluster": "c",
+            "location": "us-central1",
+            "node_service_account": "n@p.iam.gserviceaccount.com",
+            "cluster_lable": "ml",
+            "gpu_pools": [{"name": "l4", "gpu": "a1000", "max_nodes": 1}],
+        },
+        ["cluster_lable", "gpu_pools[0].gpu"],
+    ),
+    (
+        GkeGpuNodePools,
+        {"cluster": "c", "cluster_lable": "ml"},
+        ["cluster_lable", "location", "node_service_account", "gpu_pools"],
+    ),
+    (gpuplane.GpuOperator, {"gpu_node": [], "node_image": "AL1"}, ["gpu_node", "node_image"]),
+    (gpuplane.DcgmExporter, {"host": "gce", "namepsace": "m"}, ["namepsace", "host"]),
+    (
+        KarpenterGpuNodePools,
+        {
+            "cluster_name": "c",
+            "node_role": "r",
+            "gpu_pools": [{"name": "a", "gpu": "l4", "max_nodes": 1}],
+            "setings": {},
+        },
+        ["setings"],
+    ),
+    (gpuplane.GpuMonitoring, {"cluster": "c", "exporter_namspace": "m"}, ["exporter_namspace"]),
+    (gpuplane.KueueQueues, {"teams": [{"name": "a", "quota": {}, "cohortt": "x"}]}, ["teams[0].cohortt"]),
 ]
 
 

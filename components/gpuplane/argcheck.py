@@ -85,19 +85,30 @@ def arg_path(path: str, renames: Mapping[str, str]) -> str:
     return snake(body)
 
 
-def check(where: str, raw: Mapping[str, Any], renames: Mapping[str, str]) -> StackConfig:
-    """Validate a stack-config document built from args; problems come back as argument paths."""
+def check(
+    where: str, raw: Mapping[str, Any], renames: Mapping[str, str], also: Sequence[tuple[str, str]] = ()
+) -> StackConfig:
+    """Validate a stack-config document built from args; problems come back as argument paths, with the
+    problems `also` found before (unknown arguments) in the same `ArgsError`."""
     try:
-        return parse_config(raw)
+        cfg = parse_config(raw)
     except ConfigError as exc:
-        raise ArgsError(where, [(arg_path(p, renames), snake(r)) for p, r in exc.problems]) from None
+        raise ArgsError(where, [*also, *((arg_path(p, renames), snake(r)) for p, r in exc.problems)]) from None
+    if also:
+        raise ArgsError(where, also)
+    return cfg
 
 
-def require(where: str, args: Mapping[str, Any], keys: Sequence[str]) -> None:
-    """Required args present (a TypedDict's `total` is not checked at runtime)."""
+def require(where: str, args: Mapping[str, Any], keys: Sequence[str], cls: Any = None) -> list[tuple[str, str]]:
+    """Required args present (Python does not check a TypedDict at runtime): an `ArgsError` naming the
+    missing ones and, given the args' TypedDict `cls`, the undeclared top-level ones. With nothing missing,
+    the undeclared ones are returned, for `check(..., also=)` to report with the rest (the config check
+    names undeclared keys inside typed sections)."""
     missing = [(k, "required argument is missing") for k in keys if args.get(k) is None]
+    unknown = unknown_args(args, cls, nested=False) if cls is not None else []
     if missing:
-        raise ArgsError(where, missing)
+        raise ArgsError(where, unknown + missing)
+    return unknown
 
 
 def known(value: Any) -> bool:
@@ -114,3 +125,39 @@ def known(value: Any) -> bool:
 def lift(value: Any, fn: Callable[[Any], T]) -> T | pulumi.Output[T]:
     """`fn(value)` now when `value` is plain (the planned inputs stay plain), else as an Output."""
     return fn(value) if known(value) else pulumi.Output.from_input(value).apply(fn)
+
+
+def _typed_dict(hint: Any) -> Any:
+    """The TypedDict a hint names, through `NotRequired`, `Input`, `Optional` and `Sequence` (else None)."""
+    import typing
+
+    if typing.is_typeddict(hint):
+        return hint
+    for arg in typing.get_args(hint):
+        found = _typed_dict(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def unknown_args(args: Any, cls: Any, path: str = "", nested: bool = True) -> list[tuple[str, str]]:
+    """Keys of `args` (and of nested typed sections, lists of them included) that `cls`, a TypedDict, does
+    not declare, as `(argument path, reason)` with the closest known key."""
+    from .config.base import suggest
+
+    if isinstance(args, list | tuple):
+        return [p for i, item in enumerate(args) for p in unknown_args(item, cls, f"{path}[{i}]")]
+    if not isinstance(args, Mapping):
+        return []  # an Output or a plain value: nothing to name
+    hints = dict(cls.__annotations__)  # unevaluated: `pulumi.Input` holds forward references
+    problems = []
+    for key, value in args.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in hints:
+            problems.append((where, f"unknown argument{suggest(str(key), hints)} (known: {', '.join(hints)})"))
+            continue
+        inner = _typed_dict(hints[key]) if nested else None
+        if inner is not None:
+            problems += unknown_args(value, inner, where)
+    return problems
+

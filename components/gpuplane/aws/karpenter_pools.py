@@ -103,7 +103,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         where = f"KarpenterGpuNodePools {name!r}"
-        require(where, args, ("cluster_name", "node_role", "gpu_pools"))
+        unknown = require(where, args, ("cluster_name", "node_role", "gpu_pools"), KarpenterGpuNodePoolsArgs)
         cluster = args["cluster_name"]
         label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)
         settings = {k: plain(v) for k, v in (args.get("settings") or {}).items()}
@@ -117,6 +117,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
                 "karpenter": {camel(k): v for k, v in settings.items()},
             },
             {"gpuPools": "gpu_pools", "karpenter": "settings", "cluster.name": "cluster_label"},
+            also=unknown,
         )
         assert cfg.karpenter is not None
         super().__init__("gpuplane:aws:KarpenterGpuNodePools", name, None, opts)

@@ -62,7 +62,9 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         where = f"EksGpuNodeGroups {name!r}"
-        require(where, args, ("cluster_name", "node_role_arn", "subnet_ids", "gpu_pools"))
+        unknown = require(
+            where, args, ("cluster_name", "node_role_arn", "subnet_ids", "gpu_pools"), EksGpuNodeGroupsArgs
+        )
         cluster = args["cluster_name"]
         label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)
         cfg = check(
@@ -74,6 +76,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
             },
             {"gpuPools": "gpu_pools", "cluster.name": "cluster_label"},
+            also=unknown,
         )
         super().__init__("gpuplane:aws:EksGpuNodeGroups", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

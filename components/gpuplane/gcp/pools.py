@@ -60,7 +60,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         where = f"GkeGpuNodePools {name!r}"
-        require(where, args, ("cluster", "location", "node_service_account", "gpu_pools"))
+        unknown = require(
+            where, args, ("cluster", "location", "node_service_account", "gpu_pools"), GkeGpuNodePoolsArgs
+        )
         cluster, location = args["cluster"], args["location"]
         zones = list(args.get("zones") or [])
         located = isinstance(location, str)
@@ -87,6 +89,7 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 "gcp.project": "project",
                 "cluster.name": "cluster_label",
             },
+            also=unknown,
         )
         super().__init__("gpuplane:gcp:GkeGpuNodePools", name, None, opts)
         assert cfg.gcp is not None

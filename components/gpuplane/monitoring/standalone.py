@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..argcheck import ArgsError, plain, snake
+from ..argcheck import ArgsError, plain, snake, unknown_args
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
 from ..config.base import DNS_LABEL
 from ..config.load import key_path
@@ -77,8 +77,8 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
     elif not isinstance(cluster, str) or not __import__("re").match(DNS_LABEL, cluster) or len(cluster) > 63:
         problems.append(("cluster", f"{cluster!r} is not a DNS label"))
     region = deferred.value(args.get("region"), "gpuplane-arg-{}z")
-    unknown = sorted(set(args) - set(GpuMonitoringArgs.__annotations__))
-    problems += [(k, "unknown argument") for k in unknown]
+    # `monitoring` is checked by its config model below, which names its unknown keys
+    problems += unknown_args({k: v for k, v in args.items() if k != "monitoring"}, GpuMonitoringArgs)
     try:
         m = MonitoringConfig.model_validate(to_config(args.get("monitoring") or {}))
     except ValidationError as exc:

@@ -15,7 +15,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, lift, plain
+from ..argcheck import ArgsError, lift, plain, unknown_args
 from ..inputs import ExporterHost, GpuNodes
 from ..kube import pinned_release, privileged_namespace
 from ..nodes import POOL_LABEL, NodeSelection, agent_tolerations, label_affinity, targets_of
@@ -178,10 +178,13 @@ class DcgmExporter(pulumi.ComponentResource):
     def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """dcgm-exporter release `dcgm-exporter` in `args["namespace"]`; see `DcgmExporterArgs`.
 
-        Raises `ArgsError` (a `ConfigError`) naming a bad argument before registering anything."""
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         host = str(plain(args.get("host")))
+        problems = unknown_args(args, DcgmExporterArgs)
         if host not in HOST_DRIVERS:
-            raise ArgsError(f"DcgmExporter {name!r}", [("host", f"{host!r} is not one of {list(HOST_DRIVERS)}")])
+            problems.append(("host", f"{host!r} is not one of {list(HOST_DRIVERS)}"))
+        if problems:
+            raise ArgsError(f"DcgmExporter {name!r}", problems)
         namespace = args.get("namespace") or "gpu-monitoring"
         label = args.get("node_label") or POOL_LABEL
         super().__init__("gpuplane:nvidia:DcgmExporter", name, None, opts)

@@ -15,7 +15,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, lift, plain
+from ..argcheck import ArgsError, lift, plain, unknown_args
 from ..catalog import NODE_IMAGES, NodeImage, operator_components
 from ..config.model import GpuPool
 from ..config.sharing import Sharing
@@ -121,10 +121,13 @@ class GpuOperator(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """gpu-operator release `gpu-operator` in `args["namespace"]`; see `GpuOperatorArgs`.
 
-        Raises `ArgsError` (a `ConfigError`) naming a bad argument before registering anything."""
+        Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         ami = str(plain(args.get("node_image") or AmiType.AL2023_X86_64_NVIDIA))
+        problems = unknown_args(args, GpuOperatorArgs)
         if ami not in NODE_IMAGES:
-            raise ArgsError(f"GpuOperator {name!r}", [("node_image", f"{ami!r} is not one of {list(NODE_IMAGES)}")])
+            problems.append(("node_image", f"{ami!r} is not one of {list(NODE_IMAGES)}"))
+        if problems:
+            raise ArgsError(f"GpuOperator {name!r}", problems)
         image = NODE_IMAGES[ami]
         namespace = args.get("namespace") or NAMESPACE
         nodes = args.get("gpu_nodes") or []
