@@ -30,7 +30,8 @@ from gpuplane.plan.stackfile import StackFile
 
 
 def run(program: Callable[[], Any]) -> list[Any]:
-    monitor = install(StackFile(project="lib", stack="test", config={}), PlanMocks())
+    # A user's stack names the GCP provider's project (GCP resources without one are refused, as by the provider).
+    monitor = install(StackFile(project="lib", stack="test", config={"gcp:project": "lib-project"}), PlanMocks())
     _sync_await(run_pulumi_func(program))
     return list(monitor.registrations)
 
@@ -41,8 +42,8 @@ def of_type(regs: list[Any], typ: str) -> list[Any]:
 
 def test_gke_pools_take_the_clusters_outputs() -> None:
     def program() -> None:
-        cluster = gcp.container.Cluster("mine", name="mine", location="us-central1", initial_node_count=1)
-        sa = gcp.serviceaccount.Account("nodes", account_id="mine-gpu-nodes")
+        cluster = gcp.container.Cluster("mine", name="mine", project="p", location="us-central1", initial_node_count=1)
+        sa = gcp.serviceaccount.Account("nodes", account_id="mine-gpu-nodes", project="p")
         GkeGpuNodePools(
             "gpu",
             {

@@ -22,11 +22,14 @@ from .conftest import ROOT, cached_plan, stack_with
 from .test_capacity_types import MANAGED_BLOCK
 
 DIGITS = "1" * SUFFIX
+REAL = "202612012331494567" + "0000001a"
+"""A suffix as terraform-plugin-sdk makes it: an 18-digit timestamp and an 8-hex-digit counter (`%08x`)."""
 
 
 def test_a_group_is_found_by_its_prefix_not_a_longer_pools() -> None:
     prefix = {"node_group_name_prefix": "ml-a-"}
     assert own_group([f"ml-a-b-{DIGITS}", f"ml-a-{DIGITS}"], prefix) == f"ml-a-{DIGITS}"
+    assert own_group([f"ml-a-{REAL}"], prefix) == f"ml-a-{REAL}"  # the counter is hex: letters happen
     assert own_group([f"ml-a-b-{DIGITS}"], prefix) is None  # another pool ("a-b") only
     assert own_group(["ml-a-" + "x" * SUFFIX], prefix) is None  # not the provider's digits
     newer = "2" * SUFFIX
@@ -145,3 +148,57 @@ def test_a_busy_capacity_block_group_keeps_its_version_until_it_is_empty() -> No
     # Other groups follow the cluster at once.
     system = next(r for r in cached_plan(bumped, busy).by_type("eks:index:ManagedNodeGroup") if "system" in r.name)
     assert system.inputs["version"] != old
+
+
+def test_the_live_read_waits_for_the_components_depends_on() -> None:
+    """A cluster named by a plain string: the read must come after the cluster exists (the component's
+    `depends_on`), or ListNodegroups fails on a cluster not yet created."""
+    import pulumi
+    import pulumi_aws as aws
+    from pulumi.runtime.stack import run_pulumi_func
+    from pulumi.runtime.sync_await import _sync_await
+
+    from gpuplane import EksGpuNodeGroups, GpuType
+    from gpuplane.plan.mocks import PlanMocks
+    from gpuplane.plan.runner import install
+
+    mocks = PlanMocks()
+
+    def program() -> None:
+        role = aws.iam.Role("cluster-role", assume_role_policy="{}")
+        cluster = aws.eks.Cluster("c", name="c", role_arn=role.arn, vpc_config={"subnet_ids": ["subnet-1"]})
+        EksGpuNodeGroups(
+            "gpu",
+            {
+                "cluster_name": "c",
+                "node_role_arn": "arn:aws:iam::123456789012:role/n",
+                "subnet_ids": ["subnet-1"],
+                "gpu_pools": [{"name": "a10g", "gpu": GpuType.A10G, "max_nodes": 2}],
+            },
+            opts=pulumi.ResourceOptions(depends_on=[cluster]),
+        )
+
+    install(StackFile("p", "s", {"aws:region": "us-east-1"}), mocks)
+    _sync_await(run_pulumi_func(program))
+    order = mocks.timeline
+    assert order.index(("register", "aws:eks/cluster:Cluster")) < order.index(
+        ("invoke", "aws:eks/getNodeGroups:getNodeGroups")
+    )
+
+
+def test_a_busy_capacity_block_group_keeps_its_launch_template_version_of_the_same_template() -> None:
+    base = stack_with("aws-managed", gpuPools=[MANAGED_BLOCK])
+    first = cached_plan(base)
+    live = cloud_after(first)
+    (name,) = [n for n in live.node_groups["ml-eks"] if "training" in n]
+    running = live.node_groups["ml-eks"][name]
+    assert running["scalingConfig"]["desiredSize"] > 0
+    older = {**running, "launchTemplate": {**running["launchTemplate"], "version": "0"}}
+    other = {**running, "launchTemplate": {"id": "lt-0000000000000000a", "version": "0"}}
+
+    def sent(state: dict[str, Any]) -> Any:
+        cloud = Cloud({"ml-eks": {**live.node_groups["ml-eks"], name: state}})
+        return block_group(cached_plan(base, cloud)).inputs["launchTemplate"]["version"]
+
+    assert sent(older) == "0"  # busy on version 0 of this template: held
+    assert sent(other) == running["launchTemplate"]["version"]  # another template: its own version

@@ -64,7 +64,8 @@ def stack_args(stack: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def run(program: Callable[[], Any]) -> list[Any]:
-    monitor = install(StackFile(project="lib", stack="test", config={}), PlanMocks())
+    # A user's stack names the GCP provider's project (GCP resources without one are refused, as by the provider).
+    monitor = install(StackFile(project="lib", stack="test", config={"gcp:project": "lib-project"}), PlanMocks())
     _sync_await(run_pulumi_func(program))
     return list(monitor.registrations)
 

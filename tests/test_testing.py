@@ -168,7 +168,7 @@ def test_the_documented_unit_test_form(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_offline_collects_the_with_block(tmp_path: Path) -> None:
-    with gpuplane.testing.offline(project="my-gpus", config={"clusterName": "research"}) as plan:
+    with gpuplane.testing.offline(project="my-gpus", config={"clusterName": "research", "gcp:project": "p"}) as plan:
         import pulumi_gcp as gcp
 
         cluster = gcp.container.Cluster("c", name=pulumi.Config().require("clusterName"), location="us-central1")

@@ -160,4 +160,3 @@ def unknown_args(args: Any, cls: Any, path: str = "", nested: bool = True) -> li
         if inner is not None:
             problems += unknown_args(value, inner, where)
     return problems
-

@@ -7,13 +7,16 @@ config with the *stored* desired size (hashicorp/terraform-provider-aws internal
 (UpdateNodegroupConfig, InvalidParameterException; terraform-aws-eks #748, #944, #2030, #3306). Without a
 refresh the stored size is stale, and sending it shrinks a busy group (pulumi/pulumi-eks #1770).
 
-So gpuplane sends what EKS has now, clamped to the new `[min, max]`: a no-op when nothing changed, the new
-minimum when it was raised past the group's size, the new maximum when it was lowered below. A group
-that does not exist yet starts at its minimum. The read is an invoke (`eks.getNodeGroups`, then
-`eks.getNodeGroup`), made again on every `preview` and `up`; the window between it and the update is the
-only time the autoscaler's own change can be overwritten.
+So gpuplane sends what EKS has now, clamped to the new `[min, max]`: the size the autoscaler chose when
+nothing changed (a no-op after a refresh; without one the state is stale and the update re-sends EKS its
+own size), the new minimum when it was raised past the group's size, the new maximum when it was lowered
+below. A new group starts at its minimum; a create-first replacement at the size of the group it replaces.
+The read is an invoke (`eks.getNodeGroups`, then `eks.getNodeGroup`), made again on every `preview` and
+`up`. The provider updates the version before the scaling config (`resourceNodeGroupUpdate`), so during a
+roll the autoscaler's changes are overwritten by the size read before it.
 """
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,17 +25,21 @@ import pulumi
 import pulumi_aws as aws
 
 SUFFIX = 26
-"""Characters the provider appends to `nodeGroupNamePrefix` (terraform-plugin-sdk `id.PrefixedUniqueId`)."""
+"""Characters the provider appends to `nodeGroupNamePrefix`: terraform-plugin-sdk `helper/id`
+`PrefixedUniqueId` formats an 18-digit timestamp and an 8-hex-digit counter (`%s%s%08x`);
+terraform-provider-aws matches such names with `[[:xdigit:]]{26}` (internal/create/naming.go)."""
+
+_SUFFIX = re.compile(r"[0-9a-f]{26}")
 
 
 def own_group(names: Sequence[str], name_args: Mapping[str, str]) -> str | None:
     """Which of a cluster's node groups is this one: its fixed name, or its prefix plus the provider's
-    26-digit suffix (a longer pool name with the same start has more characters before the digits). Of two
-    (a replacement half done), the newest name (the suffix is a timestamp)."""
+    26-hex-digit suffix (a longer pool name with the same start has more characters before the suffix). Of
+    two (a replacement half done), the newest name (the suffix starts with a timestamp)."""
     if "node_group_name" in name_args:
         return name_args["node_group_name"] if name_args["node_group_name"] in names else None
     prefix = name_args["node_group_name_prefix"]
-    ours = [n for n in names if n.startswith(prefix) and len(n) == len(prefix) + SUFFIX and n[len(prefix) :].isdigit()]
+    ours = [n for n in names if n.startswith(prefix) and _SUFFIX.fullmatch(n[len(prefix) :])]
     return max(ours) if ours else None
 
 
@@ -48,14 +55,20 @@ class LiveGroup:
     desired: int | None
     version: str | None
     launch_template_version: str | None
+    launch_template_id: str | None = None
 
 
 def live_group(
-    cluster_name: pulumi.Input[str], name_args: Mapping[str, str], parent: pulumi.Resource
+    cluster_name: pulumi.Input[str],
+    name_args: Mapping[str, str],
+    parent: pulumi.Resource,
+    depends_on: Any = None,
 ) -> pulumi.Output[LiveGroup | None]:
     """The node group named by `name_args` (`node_group_name` or `node_group_name_prefix`) as EKS reports it
-    now, or None before it exists."""
-    opts = pulumi.InvokeOutputOptions(parent=parent)
+    now, or None before it exists. An invoke waits only for the resources in its inputs and its own
+    `depends_on` (pulumi/runtime/invoke.py), not its parent's: `depends_on` carries the component's, so a
+    cluster named by a plain string exists before it is listed."""
+    opts = pulumi.InvokeOutputOptions(parent=parent, depends_on=depends_on)
     listed = aws.eks.get_node_groups_output(cluster_name=cluster_name, opts=opts)
 
     def read(found: list[Any]) -> pulumi.Output[LiveGroup | None] | None:
@@ -71,6 +84,7 @@ def live_group(
                 int(sc[0].desired_size) if sc else None,
                 g.version,
                 str(lts[0].version) if lts else None,
+                str(lts[0].id) if lts else None,
             )
 
         return group.apply(record)
@@ -78,19 +92,24 @@ def live_group(
     return pulumi.Output.all(listed.cluster_name, listed.names).apply(read)
 
 
-def held_while_busy(live: pulumi.Output[LiveGroup | None], field: str, wanted: pulumi.Input[str]) -> pulumi.Output[str]:
+def held_while_busy(
+    live: pulumi.Output[LiveGroup | None], field: str, wanted: pulumi.Input[str], template_id: pulumi.Input[str] = ""
+) -> pulumi.Output[str]:
     """A Capacity Block group's `version` or launch template version: the new one once the group is empty
     (or new), else the one it runs. AWS updates such groups only at desired size 0 (EKS user guide
-    capacity-blocks-mng). The block has no spare instances to surge into, and EKS scales the group to 0
-    before the block ends, so the roll happens on the first `up` after that."""
+    capacity-blocks-mng): the block has no spare instances to surge into. The group reaches 0 before the
+    block ends (EC2 ends the block's instances; AWS's guide has you schedule the scale-in), so the roll
+    comes on the first `up` after that. A launch template version is held only while the group runs the
+    same template (`template_id`): a new template (a replaced group) starts at its own version."""
 
     def pick(args: list[Any]) -> str:
-        group, new = args
+        group, new, tid = args
         running = getattr(group, field) if group is not None else None
         busy = group is not None and (group.desired or 0) > 0
-        return str(running) if busy and running is not None else str(new)
+        same = not tid or (group is not None and group.launch_template_id == str(tid))
+        return str(running) if busy and same and running is not None else str(new)
 
-    return pulumi.Output.all(live, wanted).apply(pick)
+    return pulumi.Output.all(live, wanted, template_id).apply(pick)
 
 
 def with_live_size(
@@ -98,12 +117,14 @@ def with_live_size(
     cluster_name: pulumi.Input[str],
     parent: pulumi.Resource,
     wiring: Mapping[str, Any] | None = None,
+    depends_on: Any = None,
 ) -> dict[str, Any]:
     """A node group's arguments (`render.gpu_node_group_args`, plus the component's `wiring`) with the desired
-    size read from EKS, and for a Capacity Block group the version and launch template it runs while busy."""
+    size read from EKS, and for a Capacity Block group the version and launch template it runs while busy.
+    `depends_on`: what the read must wait for beyond `cluster_name` (the component's own `depends_on`)."""
     sc = dict(group_args["scaling_config"])
     name_args = {k: str(v) for k, v in group_args.items() if k in ("node_group_name", "node_group_name_prefix")}
-    live = live_group(cluster_name, name_args, parent)
+    live = live_group(cluster_name, name_args, parent, depends_on)
     low, high = int(sc["min_size"]), int(sc["max_size"])
     sc["desired_size"] = live.apply(lambda g: clamp(None if g is None else g.desired, low, high))
     out = {**(wiring or {}), **group_args, "scaling_config": sc}
@@ -112,6 +133,6 @@ def with_live_size(
             out["version"] = held_while_busy(live, "version", out["version"])
         if out.get("launch_template") is not None:
             lt = dict(out["launch_template"])
-            lt["version"] = held_while_busy(live, "launch_template_version", lt["version"])
+            lt["version"] = held_while_busy(live, "launch_template_version", lt["version"], lt.get("id", ""))
             out["launch_template"] = lt
     return out

@@ -106,7 +106,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             group = aws.eks.NodeGroup(
                 f"{name}-{pool.name}",
                 opts=child,
-                **with_live_size(group_args, cluster, self, wiring),
+                **with_live_size(group_args, cluster, self, wiring, opts.depends_on if opts else None),
             )
             groups.append(group)
             for key, value in sorted(render.node_template_tags(cfg.cluster, pool).items()):

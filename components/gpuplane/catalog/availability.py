@@ -145,13 +145,9 @@ PRICES: Mapping[str, float] = MappingProxyType(
         "a2-ultragpu-2g": 10.138,
         "a2-ultragpu-4g": 20.277,
         "a2-ultragpu-8g": 40.55,
-        # A3 High with 1, 2 or 4 GPUs: the 8-GPU machine's per-GPU share (estimate)
-        "a3-highgpu-1g": 11.031,
-        "a3-highgpu-2g": 22.063,
-        "a3-highgpu-4g": 44.125,
         "a3-highgpu-8g": 88.25,
-        # No A3 Ultra, A3 Mega, A4 or A4X: GCP sells them only through reservations, flex-start or spot
-        # (catalog/consumption.py), so they have no on-demand list price (pricing.py).
+        # No A3 Ultra, A3 Mega, A4, A4X or A3 High below 8 GPUs: GCP sells them only through reservations,
+        # flex-start or spot (catalog/consumption.py), so they have no on-demand list price (pricing.py).
         "n1-standard-8": 0.38,
         "n1-standard-16": 0.76,
         "n1-standard-32": 1.52,

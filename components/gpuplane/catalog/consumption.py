@@ -10,7 +10,9 @@ Sources:
   no on-demand for them); AI Hypercomputer "Consumption models" (flex-start and spot: any GPU machine
   except A4X); Compute Engine "About flex-start VMs" (all accelerator-optimized machine types except A4X
   and G4, so not N1 with attached GPUs); "About reservation-bound instances" (A4X, A4, A3 Ultra, A3 Mega,
-  A3 High 8 GPUs); GoogleCloudPlatform/cluster-toolkit examples/gke-a3-ultragpu (needs a reservation;
+  A3 High 8 GPUs); "GPU machine types" (a3-highgpu-1g, -2g and -4g only as Spot or flex-start VMs;
+  recalled, not re-read offline: verify); GoogleCloudPlatform/cluster-toolkit examples/gke-a3-ultragpu
+  (needs a reservation;
   gke-consumption-options adds dws-flex-start and queued provisioning). Queued provisioning is flex-start
   with `--enable-queued-provisioning` (GKE ProvisioningRequest docs), so it follows flex-start.
 - AWS: EC2 user guide "Capacity Blocks for ML" (capacity-blocks-how: p6-b200, p5, p5e, p5en, p4d, p4de,
@@ -31,6 +33,10 @@ GCP_SOLD: Mapping[str, frozenset[str]] = MappingProxyType(
         "a3-megagpu-": frozenset({"spot", "flex-start", "queued", "reserved"}),
         "a4-highgpu-": frozenset({"spot", "flex-start", "queued", "reserved"}),
         "a4x-": frozenset({"reserved"}),
+        # A3 High with 1, 2 or 4 GPUs: Spot or flex-start only (Compute Engine "GPU machine types", A3 High)
+        "a3-highgpu-1g": frozenset({"spot", "flex-start", "queued"}),
+        "a3-highgpu-2g": frozenset({"spot", "flex-start", "queued"}),
+        "a3-highgpu-4g": frozenset({"spot", "flex-start", "queued"}),
         "n1-": frozenset({"on-demand", "spot", "reserved"}),
     }
 )

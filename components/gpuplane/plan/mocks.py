@@ -17,6 +17,7 @@ from ..config import ConfigError
 from . import mocks_aws, mocks_extra
 from .cloud import LIVE_READS, Cloud
 from .mocks_base import State, digest, fake_ip
+from .mocks_engine import default_gcp_settings, gcp_provider_settings, invented, with_gcp_defaults
 
 _FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMIIBgpuplaneofflineplanCA\n-----END CERTIFICATE-----\n"
@@ -148,6 +149,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         """What already exists (empty: a first `up`); invokes that read live state answer from it."""
         self.live_reads: list[str] = []
         """Tokens of the invokes this run made whose answer depends on `cloud` (`LIVE_READS`)."""
+        self.timeline: list[tuple[str, str]] = []
+        """("register", type) and ("invoke", token) in the order the engine would see them."""
         self.aws_region: str | None = None
         """The region of the last AWS provider registered; before one, the `aws:region` config or us-east-1."""
         self.provider_regions: dict[str, str] = {}
@@ -167,20 +170,39 @@ class PlanMocks(pulumi.runtime.Mocks):
             **mocks_extra.gcp_calls(),
         }
         self.eks_clusters: dict[str, str] = {}
+        self.gcp_providers: dict[str, dict[str, str]] = {}
+        """GCP provider ID -> its project, region and zone (as given, else from `gcp:` stack config)."""
 
     def region(self) -> str:
         return self.resource_region or self.aws_region or pulumi.Config("aws").get("region") or "us-east-1"
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.timeline.append(("register", args.typ))
+        made_up = invented(args.inputs)
+        if made_up:
+            raise ConfigError(
+                [
+                    (
+                        f"{args.typ} {args.name!r}",
+                        f"input {', '.join(made_up)} holds the text 'None': the program formatted a value the offline "
+                        "mocks do not have (a real `up` would send the real one). Give the value explicitly, or "
+                        "answer it in gpuplane.testing.Mocks",
+                    )
+                ]
+            )
         # A resource's region is its own provider's (ARNs, queue URLs), not the last provider registered: a
         # fleet registers a provider per region.
-        self.resource_region = self.provider_regions.get(str(args.provider or "").rsplit("::", 1)[-1])
+        provider = str(args.provider or "").rsplit("::", 1)[-1]
+        self.resource_region = self.provider_regions.get(provider)
+        args = with_gcp_defaults(args, self.gcp_providers.get(provider) or default_gcp_settings())
         try:
             rid, state = self._new_resource(args)
         finally:
             self.resource_region = None
         if args.typ == "pulumi:providers:aws" and args.inputs.get("region"):
             self.provider_regions[rid] = str(args.inputs["region"])
+        if args.typ == "pulumi:providers:gcp":
+            self.gcp_providers[rid] = gcp_provider_settings(args.inputs)
         return rid, state
 
     def _new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
@@ -195,8 +217,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         else:
             state = self.outputs.get(args.typ, _echo)(args)
         if args.typ == "eks:index:Cluster":
-            self.eks_clusters[f"{args.name}"] = str(args.inputs.get("name", args.name))
-            inner = mocks_aws.eks_cluster_state(state)
+            self.eks_clusters[f"{args.name}"] = mocks_aws.eks_cluster_name(args.inputs, args.name)
+            inner = mocks_aws.eks_cluster_state(state, self.eks_clusters[args.name])
             typ = "eks:index:Cluster$aws:eks/cluster:Cluster"
             state["eksCluster"] = self._inner(typ, f"{args.name}-eksCluster", str(inner["name"]), inner)
         return resource_id(args, state), state
@@ -240,6 +262,7 @@ class PlanMocks(pulumi.runtime.Mocks):
                 f"the offline plan has no answer for invoke {args.token}: subclass gpuplane.testing.Mocks and "
                 "answer it in `call` (or add it to gpuplane/plan/mocks_extra.py)"
             )
+        self.timeline.append(("invoke", args.token))
         if args.token in LIVE_READS:
             self.live_reads.append(args.token)
         return handler(args.args), []

@@ -10,6 +10,7 @@ import pulumi
 from ..catalog.regions import aws_partition
 from .cloud import Cloud
 from .mocks_base import State, digest
+from .mocks_engine import engine_name
 
 ACCOUNT = "123456789012"
 """The AWS documentation's example account ID."""
@@ -37,7 +38,7 @@ def ec2_id(typ: str, name: str) -> str:
 
 def physical_name(a: pulumi.runtime.MockResourceArgs) -> str:
     """Pulumi auto-names resources `<name>-<7 hex>` unless a name is given."""
-    return str(a.inputs.get("name") or f"{a.name}-{digest(a.name)[:7]}")
+    return str(a.inputs.get("name") or engine_name(a.name))
 
 
 def _ec2(a: pulumi.runtime.MockResourceArgs) -> State:
@@ -92,7 +93,7 @@ def _kms_alias(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State
 
 def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], State]:
     def outputs(a: pulumi.runtime.MockResourceArgs) -> State:
-        name = str(a.inputs.get("name", a.name))
+        name = eks_cluster_name(a.inputs, a.name)
         oidc_id = digest(name)[:32].upper()
         issuer = f"oidc.eks.{region}.amazonaws.com/id/{oidc_id}"
         endpoint = f"https://{oidc_id}.gr7.{region}.eks.amazonaws.com"
@@ -156,11 +157,16 @@ DEFAULT_EKS_VERSION = "1.33"
 """What EKS picks when a cluster is created without a version (the plan always passes one)."""
 
 
-def eks_cluster_state(component: State) -> State:
+def eks_cluster_name(inputs: Mapping[str, Any], logical: str) -> str:
+    """The EKS cluster's name: pulumi-eks's `name`, else the engine's autoname of the `aws.eks.Cluster` it
+    creates as `<logical>-eksCluster` (pulumi-eks nodejs/eks/cluster/cluster.ts)."""
+    return str(inputs.get("name") or engine_name(f"{logical}-eksCluster"))
+
+
+def eks_cluster_state(component: State, name: str) -> State:
     """What AWS reports for the `aws.eks.Cluster` inside pulumi-eks's Cluster (its `eksCluster` output,
     named `<name>-eksCluster` by pulumi-eks nodejs/eks/cluster/cluster.ts): name, version, endpoint, OIDC issuer."""
     core = component.get("core") or {}
-    name = str(component.get("name"))
     return {
         "name": name,
         "version": str(component.get("version") or DEFAULT_EKS_VERSION),
@@ -181,11 +187,14 @@ def eks_cluster_state(component: State) -> State:
 
 def physical_node_group_name(inputs: Mapping[str, Any], logical: str) -> str:
     """The node group's name as EKS reports it: `nodeGroupName`, or `nodeGroupNamePrefix` plus the 26
-    characters terraform-plugin-sdk's `id.PrefixedUniqueId` appends (here a digest of the logical name)."""
+    characters terraform-plugin-sdk's `id.PrefixedUniqueId` appends: an 18-digit timestamp and an
+    8-hex-digit counter (here both digests of the logical name; the counter always shows a hex letter, as
+    real ones soon do)."""
     if "nodeGroupName" in inputs:
         return str(inputs["nodeGroupName"])
     if "nodeGroupNamePrefix" in inputs:
-        return str(inputs["nodeGroupNamePrefix"]) + str(int(digest(logical), 16))[:26].rjust(26, "0")
+        stamp = str(int(digest(logical), 16))[:18].rjust(18, "0")
+        return str(inputs["nodeGroupNamePrefix"]) + stamp + digest(logical, "counter")[:7] + "a"
     return f"{logical}-{digest(logical)[:7]}"
 
 

@@ -1,0 +1,119 @@
+"""The mocks fill in what the engine and the providers would (engine-made names, provider project and
+location), and refuse a plan that rests on a value they invented (`None` formatted into a name or ID)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+import pytest
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from gpuplane import EksGpuNodeGroups, GkeGpuNodePools, GpuType
+from gpuplane.config import ConfigError
+from gpuplane.plan.deploy import check
+from gpuplane.plan.mocks import PlanMocks
+from gpuplane.plan.mocks_engine import engine_name, invented
+from gpuplane.plan.runner import install, recorded
+from gpuplane.plan.stackfile import StackFile
+
+
+def plan(program: Callable[[], Any], **config: str) -> Any:
+    stack = StackFile(project="mine", stack="dev", config=config)
+    monitor = install(stack, PlanMocks())
+    _sync_await(run_pulumi_func(program))
+    return recorded(stack, monitor)
+
+
+def inputs(p: Any, typ: str) -> list[dict[str, Any]]:
+    return [r.inputs for r in p.resources if r.type == typ]
+
+
+def test_an_eks_cluster_without_a_name_gets_the_engines_name() -> None:
+    def program() -> None:
+        cluster = eks.Cluster("ml", skip_default_node_group=True)
+        role = aws.iam.Role("nodes", assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": []}))
+        EksGpuNodeGroups(
+            "gpu",
+            {
+                "cluster_name": cluster.eks_cluster.name,
+                "node_role_arn": role.arn,
+                "subnet_ids": ["subnet-1"],
+                "gpu_pools": [{"name": "a10g", "gpu": GpuType.A10G, "max_nodes": 2}],
+            },
+        )
+
+    p = plan(program, **{"aws:region": "us-west-2"})
+    (group,) = inputs(p, "aws:eks/nodeGroup:NodeGroup")
+    # pulumi-eks names its aws.eks.Cluster `<name>-eksCluster`, which the engine auto-names
+    assert group["clusterName"] == engine_name("ml-eksCluster") and "None" not in json.dumps(p.to_json())
+    assert check(p) == []
+
+
+def test_a_gke_cluster_takes_its_project_and_location_from_provider_config() -> None:
+    def program() -> None:
+        sa = gcp.serviceaccount.Account("nodes", account_id="research-nodes")
+        cluster = gcp.container.Cluster("research", remove_default_node_pool=True, initial_node_count=1)
+        GkeGpuNodePools(
+            "gpu",
+            {
+                "cluster": cluster.id,
+                "location": cluster.location,
+                "node_service_account": sa.email,
+                "project": cluster.project,
+                "gpu_pools": [{"name": "l4", "gpu": GpuType.L4, "spot": True, "max_nodes": 4}],
+            },
+        )
+
+    p = plan(program, **{"gcp:project": "my-proj", "gcp:region": "us-central1"})
+    (pool,) = inputs(p, "gcp:container/nodePool:NodePool")
+    assert pool["cluster"] == f"projects/my-proj/locations/us-central1/clusters/{engine_name('research')}"
+    assert pool["project"] == "my-proj" and pool["location"] == "us-central1"
+    assert pool["nodeConfig"]["serviceAccount"] == "research-nodes@my-proj.iam.gserviceaccount.com"
+    assert check(p) == []
+
+
+def test_a_gcp_providers_own_project_wins_over_stack_config() -> None:
+    def program() -> None:
+        other = gcp.Provider("other", project="other-proj", region="europe-west4")
+        net = gcp.compute.Network("vpc", opts=pulumi.ResourceOptions(provider=other))
+        pulumi.export("link", net.self_link)
+
+    p = plan(program, **{"gcp:project": "my-proj"})
+    assert "/projects/other-proj/" in p.outputs["link"]
+
+
+def test_a_gcp_resource_without_any_project_is_refused_as_the_provider_does() -> None:
+    with pytest.raises(ConfigError) as info:
+        plan(lambda: gcp.compute.Network("vpc"))
+    assert [k for k, _ in info.value.problems] == ["gcp:project"]
+    assert "has no project" in str(info.value)
+
+
+def test_a_value_the_mocks_invented_fails_the_plan() -> None:
+    def program() -> None:
+        k8s.core.v1.ConfigMap("cfg", data={"target": "projects/None/clusters/x"})
+
+    with pytest.raises(ConfigError, match="holds the text 'None'"):
+        plan(program)
+
+
+@pytest.mark.parametrize(
+    ("value", "made_up"),
+    [
+        ({"clusterName": "None"}, ["clusterName"]),
+        ({"id": "projects/None/locations/x"}, ["id"]),
+        ({"yaml": "replacement: None\n"}, ["yaml"]),
+        ({"spec": {"clusterIP": "None"}}, []),  # a headless Service
+        ({"name": "NoneSuch", "text": "Nonetheless"}, []),
+    ],
+)
+def test_invented_finds_none_as_a_word_only(value: dict[str, Any], made_up: list[str]) -> None:
+    assert [p.rsplit(".", 1)[-1] for p in invented(value)] == made_up
