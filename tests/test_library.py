@@ -3,6 +3,7 @@ bad arguments with one error naming the argument path (before registering anythi
 
 from __future__ import annotations
 
+import json
 import pydoc
 from collections.abc import Callable
 from typing import Any
@@ -294,3 +295,26 @@ def test_placement_is_the_function_and_platform_help_is_gpuplanes() -> None:
         assert "validated stack config" in text and "ComponentResource" not in text
     for cls in (gpuplane.GkeGpuNodePools, gpuplane.EksGpuNodeGroups, gpuplane.KarpenterGpuNodePools):
         assert "ArgsError" in (cls.__init__.__doc__ or "")
+
+
+def test_monitoring_takes_the_exporters_namespace_as_an_output() -> None:
+    """Components chain: `GpuMonitoring(exporter_namespace=dcgm.namespace)` renders its scrape config with
+    the exporter's namespace once known (it used to fail rendering an Output into YAML)."""
+    outputs: dict[str, Any] = {}
+
+    def program() -> None:
+        dcgm = DcgmExporter("dcgm", {"host": ExporterHost.GKE, "namespace": "gpu-metrics-here"})
+        mon = gpuplane.GpuMonitoring(
+            "mon",
+            {
+                "cluster": "research",
+                "exporter_namespace": dcgm.namespace,
+                "monitoring": {"integration": "scrape-config"},
+            },
+        )
+        outputs["scrape"] = mon.scrape_config
+
+    regs = run(program)
+    assert "gpuplane-arg-" not in json.dumps([r.inputs for r in regs])
+    scrape = _sync_await(outputs["scrape"].future())
+    assert "gpu-metrics-here" in scrape and "gpuplane-arg-" not in scrape

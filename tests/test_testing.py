@@ -314,3 +314,39 @@ def test_stack_references_are_answered_from_the_stack_file(tmp_path: Path) -> No
     bad = write_program(tmp_path / "bad", "bad", REF_PROGRAM, "gpuplane:stackReferences: [1]\n")
     with pytest.raises(ConfigError, match="gpuplane:stackReferences: must map stack names to their outputs"):
         plan_program(bad)
+
+
+def test_a_program_whose_resources_live_in_its_own_module_plans_every_time(tmp_path: Path) -> None:
+    """Each run imports the program's own modules afresh (as each `pulumi up` does in a new process): the
+    second plan is not empty because the first imported `infra`."""
+    folder = write_program(tmp_path / "mod", "mod", "import infra  # noqa: F401\n", "gcp:project: p\n")
+    (folder / "infra.py").write_text(
+        "import pulumi_gcp as gcp\n\ngcp.compute.Network('vpc', auto_create_subnetworks=False)\n"
+    )
+    first, second = gpuplane.testing.plan_program(folder), gpuplane.testing.plan_program(folder)
+    assert [r.type for r in first.resources] == [r.type for r in second.resources]
+    assert "gcp:compute/network:Network" in {r.type for r in second.resources}
+
+
+def test_a_program_that_registers_nothing_is_refused(tmp_path: Path) -> None:
+    folder = write_program(tmp_path / "empty", "empty", "import pulumi\n")
+    with pytest.raises(ConfigError, match="registered no resources and exported nothing"):
+        gpuplane.testing.plan_program(folder)
+
+
+def test_check_reads_the_crds_the_stack_file_states(tmp_path: Path) -> None:
+    source = """\
+    import pulumi_kubernetes as k8s
+    provider = k8s.Provider("k", kubeconfig="{}")
+    k8s.apiextensions.CustomResource(
+        "sm", api_version="monitoring.coreos.com/v1", kind="ServiceMonitor",
+        metadata={"name": "sm", "namespace": "default"}, spec={"endpoints": [{"port": "metrics"}], "selector": {}},
+        opts=__import__("pulumi").ResourceOptions(provider=provider),
+    )
+    """
+    stated = write_program(tmp_path / "crds", "crds", source, "gpuplane:existingCrds: [monitoring.coreos.com]\n")
+    assert gpuplane.testing.check(gpuplane.testing.plan_program(stated)) == []
+    bare = write_program(tmp_path / "bare", "bare", source)
+    assert [v.rule for v in gpuplane.testing.check(gpuplane.testing.plan_program(bare))] == [
+        "custom-resource-waits-for-crd"
+    ]

@@ -148,9 +148,10 @@ class GpuMonitoringArgs(TypedDict):
     """Cluster name: the `cluster` label on every series (and kube-prometheus-stack's external label)."""
     exporter: NotRequired[MonitoredExporter]
     """The exporter to scrape (default dcgm-exporter)."""
-    exporter_namespace: NotRequired[str]
-    """The exporter's namespace; unset: `monitoring.namespace` for dcgm-exporter, `gpu-operator` for the
-    operator's, `kube-system` for GKE's device plugin."""
+    exporter_namespace: NotRequired[pulumi.Input[str]]
+    """The exporter's namespace, e.g. `DcgmExporter(...).namespace` or `GpuOperator(...).namespace`; unset:
+    `monitoring.namespace` for dcgm-exporter, `gpu-operator` for the operator's, `kube-system` for GKE's
+    device plugin."""
     region: NotRequired[pulumi.Input[str]]
     """Region label on every series; unset: no region label."""
     monitoring: NotRequired[MonitoringArgs]

@@ -121,5 +121,6 @@ def plan_program(
 
 def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
     """The deploy simulator's violations for a plan (empty when a first `pulumi up` would succeed), given
-    the API groups whose CRDs the cluster already has (e.g. `{"monitoring.coreos.com"}`)."""
-    return deploy.check(plan, existing_crds)
+    the API groups whose CRDs the cluster already has (e.g. `{"monitoring.coreos.com"}`) besides those the
+    plan's stack file states (`gpuplane:existingCrds`, as `gpuplane plan --program` reads them)."""
+    return deploy.check(plan, {*existing_crds, *plan.existing_crds})

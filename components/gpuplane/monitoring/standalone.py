@@ -90,7 +90,9 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
         raise ArgsError(where, problems)
     default_ns = DEFAULT_NAMESPACES.get(exporter, m.namespace)
     labels = {"cluster": cluster, **({"region": region} if region else {})}
-    target = replace(EXPORTERS[exporter](args.get("exporter_namespace") or default_ns), static_labels=labels)
+    # An Output namespace (`DcgmExporter(...).namespace`) stands in as a token until the children register.
+    namespace = deferred.value(args.get("exporter_namespace"), "gpuplane-arg-{}z") or default_ns
+    target = replace(EXPORTERS[exporter](namespace), static_labels=labels)
     selector = args.get("system_node_selector")
     system = GPUPLANE_SYSTEM_POOL if selector is None else SystemPods(node_selector=dict(selector))
     spec = MonitoringSpec(

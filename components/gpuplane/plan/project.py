@@ -98,10 +98,22 @@ def existing_crds(stack: StackFile) -> frozenset[str]:
     return frozenset(value)
 
 
+def _forget_modules_in(folder: Path) -> None:
+    """Drop the program's own modules from `sys.modules`, so each run imports (and registers) them afresh,
+    as each `pulumi up` does in a new process."""
+    root = folder.resolve()
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if where and Path(where).resolve().is_relative_to(root):
+            del sys.modules[name]
+
+
 @contextlib.contextmanager
 def _as_language_host(folder: Path) -> Iterator[None]:
-    """The program's folder as working directory and first on `sys.path`, restored afterwards."""
+    """The program's folder as working directory and first on `sys.path`, its modules not yet imported;
+    restored afterwards."""
     cwd = os.getcwd()
+    _forget_modules_in(folder)
     sys.path.insert(0, str(folder))
     os.chdir(folder)
     try:
@@ -110,6 +122,7 @@ def _as_language_host(folder: Path) -> Iterator[None]:
         os.chdir(cwd)
         with contextlib.suppress(ValueError):
             sys.path.remove(str(folder))
+        _forget_modules_in(folder)
 
 
 def stack_references(stack: StackFile) -> dict[str, dict[str, Any]]:
@@ -132,7 +145,7 @@ def run(project: Project, stack: StackFile, mocks: pulumi.runtime.Mocks | None =
             plan = run_program(stack, lambda: runpy.run_path(str(project.main), run_name="__main__"), mocks)
             if isinstance(mocks, PlanMocks):  # run again as a program from its own folder
                 plan.replan = lambda cloud: run(project, stack, mocks.again(cloud))
-            return plan
+            plan.existing_crds = existing_crds(stack)
         except ModuleNotFoundError as exc:
             advice = hint(exc)
             if advice is None:
@@ -141,6 +154,16 @@ def run(project: Project, stack: StackFile, mocks: pulumi.runtime.Mocks | None =
         except pulumi.ConfigMissingError as exc:
             where = stack.path or "no stack file given"
             raise ConfigError([(exc.key, f"missing: set it in the stack file ({where})")]) from None
+    if not plan.outputs and not [r for r in plan.resources if r.type != "pulumi:pulumi:Stack"]:
+        raise ConfigError(
+            [
+                (
+                    f"{project.name} program",
+                    f"registered no resources and exported nothing ({project.main}): an empty plan proves nothing",
+                )
+            ]
+        )
+    return plan
 
 
 def plan_program(folder: str | Path, ref: str | None = None) -> tuple[Plan, frozenset[str]]:

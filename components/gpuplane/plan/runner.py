@@ -51,6 +51,8 @@ class Plan:
     live_reads: tuple[str, ...] = ()
     """Invokes the program made whose answers depend on what exists (`cloud.LIVE_READS`): its next `up`
     may send other inputs, so the simulator runs it again (`replan`) against the state this plan leaves."""
+    existing_crds: frozenset[str] = frozenset()
+    """API groups the plan's stack file states its cluster already has (`gpuplane:existingCrds`)."""
     replan: Callable[[Cloud], Plan] | None = field(default=None, repr=False, compare=False)
     """The same program under fresh mocks of the same kind, against the given live state (None: a plan
     that cannot be re-run, such as a `gpuplane.testing.offline` block)."""
