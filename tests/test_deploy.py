@@ -306,6 +306,11 @@ CASES: list[tuple[str, Plan, Plan]] = [
             *(res("kubernetes:core/v1:Namespace", n, {"metadata": {"name": n}}, provider=K8S) for n in ("a", "b")),
         ),
     ),
+    (
+        "kubernetes-explicit-provider",
+        plan(*eks_base(), res("kubernetes:core/v1:Namespace", "ambient", {"metadata": {"name": "gpu"}})),
+        plan(*eks_base(), res("kubernetes:core/v1:Namespace", "ambient", {"metadata": {"name": "gpu"}}, provider=K8S)),
+    ),
 ]
 
 

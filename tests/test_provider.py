@@ -145,6 +145,12 @@ def test_yaml_example_uses_the_package_as_its_schema_says(example: str) -> None:
     assert {r["type"] for r in mine.values()} == YAML_EXAMPLES[example]
     problems = [p for k, r in mine.items() for p in _check_object(doc, doc["resources"][r["type"]], r["properties"], k)]
     assert problems == []
+    # What deploys into Kubernetes names its provider: none goes to the ambient kubeconfig.
+    deploys = {"gpuplane:index:DcgmExporter", "gpuplane:index:GpuOperator", "gpuplane:index:GpuMonitoring"}
+    for key, r in mine.items():
+        if r["type"] in deploys:
+            opts = r.get("options") or {}
+            assert opts.get("provider") or opts.get("providers"), key
     # Every `${resource.output...}` of a gpuplane resource names an output the schema has.
     for res, prop in re.findall(r"\$\{(\w+)\.(\w+)", text):
         if res in mine:

@@ -336,6 +336,21 @@ def check_second_up(g: DeployGraph) -> Iterator[Violation]:
         )
 
 
+def check_kubernetes_providers(g: DeployGraph) -> Iterator[Violation]:
+    """A Kubernetes resource without an explicit provider goes to the default provider, which reads the
+    ambient kubeconfig (`KUBECONFIG`, `~/.kube/config`: pulumi-kubernetes provider docs), whatever cluster
+    the machine running `pulumi up` points at."""
+    for r in g.plan.resources:
+        if r.custom and r.type.startswith("kubernetes:") and not r.provider:
+            yield Violation(
+                "kubernetes-explicit-provider",
+                r.urn,
+                f"{r.type} has no provider: it would go to whatever cluster the ambient kubeconfig points at",
+                "pass `opts=ResourceOptions(provider=...)` (a platform's `k8s_provider`, or "
+                "gpuplane.kubernetes_provider for your own cluster) to it or to its component",
+            )
+
+
 def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
     """Every rule over the plan; `existing_crds` lists API groups the user states the cluster already has."""
     g = DeployGraph(plan)
@@ -347,6 +362,7 @@ def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
         *check_names(g),
         *check_kubernetes_names(g),
         *check_node_security_groups(g),
+        *check_kubernetes_providers(g),
         *check_second_up(g),
     ]
 
@@ -369,6 +385,7 @@ RULES = {
     "kubernetes-name-unique": "no two Kubernetes objects or releases share kind, namespace and name",
     "nodes-reach-control-plane": "node launch templates that name security groups include one that reaches the "
     "EKS control plane",
+    "kubernetes-explicit-provider": "every Kubernetes resource names its provider (none uses the ambient kubeconfig)",
     "second-up-no-op": "after create and a refresh, a second `up` changes nothing (read-back rules)",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""
