@@ -29,6 +29,8 @@ from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.runner import install
 from gpuplane.plan.stackfile import StackFile
 
+from .conftest import ROOT
+
 
 def run(program: Callable[[], Any]) -> list[Any]:
     # A user's stack names the GCP provider's project (GCP resources without one are refused, as by the provider).
@@ -318,3 +320,44 @@ def test_monitoring_takes_the_exporters_namespace_as_an_output() -> None:
     assert "gpuplane-arg-" not in json.dumps([r.inputs for r in regs])
     scrape = _sync_await(outputs["scrape"].future())
     assert "gpu-metrics-here" in scrape and "gpuplane-arg-" not in scrape
+
+
+def test_kubeconfig_helpers_for_your_own_clusters() -> None:
+    """A public way to reach one's own GKE or EKS cluster: a secret kubeconfig with the cloud's auth plugin
+    and a provider on it (the examples use no private module for this)."""
+    import pulumi_eks as eks
+    import yaml as yamllib
+
+    got: dict[str, Any] = {}
+
+    def program() -> None:
+        gke = gcp.container.Cluster("g", name="g", location="europe-west4", initial_node_count=1)
+        role = aws.iam.Role("r", assume_role_policy="{}")
+        plain = aws.eks.Cluster("e", name="e", role_arn=role.arn, vpc_config={"subnet_ids": ["subnet-1"]})
+        peks = eks.Cluster("p", name="p", skip_default_node_group=True)
+        got.update(gke=gpuplane.gke_kubeconfig(gke), eks=gpuplane.eks_kubeconfig(plain))
+        got["peks"] = gpuplane.eks_kubeconfig(peks)
+        gpuplane.kubernetes_provider("g-k8s", gke)
+        with pytest.raises(TypeError, match="not a cluster gpuplane knows"):
+            gpuplane.kubernetes_provider("x", role)
+
+    regs = run(program)
+    assert _sync_await(got["gke"].is_secret())
+    gke = yamllib.safe_load(_sync_await(got["gke"].future()))
+    assert gke["current-context"] == "gke_lib-project_europe-west4_g"
+    assert gke["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+    for key, name in (("eks", "e"), ("peks", "p")):
+        doc = yamllib.safe_load(_sync_await(got[key].future()))
+        args = doc["users"][0]["user"]["exec"]["args"]
+        assert args[:4] == ["eks", "get-token", "--cluster-name", name] and "--region" in args, doc
+        assert doc["clusters"][0]["cluster"]["server"].startswith("https://")
+    (provider,) = [r for r in regs if r.type == "pulumi:providers:kubernetes"]
+    assert provider.inputs["kubeconfig"] == "[secret]" and provider.inputs["enableServerSideApply"] == "true"
+
+
+def test_the_examples_use_only_gpuplanes_public_api() -> None:
+    import re
+
+    for main in (ROOT / "examples").glob("*/__main__.py"):
+        private = re.findall(r"^\s*(?:from|import) (gpuplane\.[\w.]+)", main.read_text(), re.M)
+        assert [m for m in private if m != "gpuplane.testing"] == [], main

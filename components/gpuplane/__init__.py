@@ -65,6 +65,9 @@ _EXPORTS = {
     "EksPlatformKind": "gpuplane.aws.platform",
     "KueueQueues": "gpuplane.kueue",
     "KueueQueuesArgs": "gpuplane.kueue",
+    "gke_kubeconfig": "gpuplane.kubeconfig",
+    "eks_kubeconfig": "gpuplane.kubeconfig",
+    "kubernetes_provider": "gpuplane.kubeconfig",
 }
 
 # `placement` is both a module and its main function: bind the function eagerly, or the first import of

@@ -3,7 +3,6 @@ those pools, and GPU metrics for the Prometheus Operator the cluster already run
 
 import pulumi
 import pulumi_gcp as gcp
-import pulumi_kubernetes as k8s
 
 from gpuplane import (
     CrdSource,
@@ -13,8 +12,8 @@ from gpuplane import (
     GpuMonitoring,
     GpuType,
     MonitoringIntegration,
+    kubernetes_provider,
 )
-from gpuplane.gcp.render import kubeconfig
 
 conf = pulumi.Config()
 region = conf.require("region")
@@ -46,12 +45,8 @@ pools = GkeGpuNodePools(
     },
 )
 
-config: pulumi.Output[str] = pulumi.Output.secret(
-    pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-        lambda parts: kubeconfig("research", str(parts[0]), str(parts[1]))
-    )
-)
-provider = k8s.Provider("research", kubeconfig=config)
+# The cluster's own provider (kubeconfig with gke-gcloud-auth-plugin): nothing goes to the ambient kubeconfig.
+provider = kubernetes_provider("research", cluster)
 on_cluster = pulumi.ResourceOptions(provider=provider, depends_on=[pools])
 exporter = DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": pools.gpu_nodes}, opts=on_cluster)
 # The cluster runs Prometheus Operator, so its CRDs exist: gpuplane must not install a second copy

@@ -172,6 +172,7 @@ def eks_cluster_state(component: State, name: str) -> State:
         "version": str(component.get("version") or DEFAULT_EKS_VERSION),
         "arn": f"arn:aws:eks:region:{ACCOUNT}:cluster/{name}",
         "endpoint": core.get("endpoint", ""),
+        "certificateAuthority": {"data": "LS0tLS1CRUdJTi0tLS0t"},
         "status": "ACTIVE",
         "platformVersion": "eks.1",
         "identities": [{"oidcs": [{"issuer": f"https://{component.get('oidcIssuer', '')}"}]}],
