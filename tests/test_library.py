@@ -361,3 +361,33 @@ def test_the_examples_use_only_gpuplanes_public_api() -> None:
     for main in (ROOT / "examples").glob("*/__main__.py"):
         private = re.findall(r"^\s*(?:from|import) (gpuplane\.[\w.]+)", main.read_text(), re.M)
         assert [m for m in private if m != "gpuplane.testing"] == [], main
+
+
+def test_errors_speak_the_callers_language() -> None:
+    """A label taken from `cluster_name` is reported there (with how to set it), and a region typo's advice is
+    an argument the component takes, not a stack key."""
+    with pytest.raises(ArgsError) as info:
+        run(
+            lambda: EksGpuNodeGroups(
+                "e",
+                {
+                    "cluster_name": "projects/p/locations/us-central1/clusters/" + "c" * 30,
+                    "node_role_arn": "arn",
+                    "subnet_ids": [],
+                    "gpu_pools": [{"name": "a", "gpu": "a10g", "max_nodes": 1}],
+                },
+            )
+        )
+    ((path, reason),) = info.value.problems
+    assert path == "cluster_name" and "pass `cluster_label`" in reason
+    pools = {"node_service_account": "a@b", "gpu_pools": [{"name": "l4", "gpu": "l4", "max_nodes": 1}]}
+    with pytest.raises(ArgsError) as info:
+        run(lambda: GkeGpuNodePools("g", {"cluster": "c", "location": "us-centrall1", **pools}))
+    ((path, reason),) = info.value.problems
+    assert path == "location" and "did you mean 'us-central1'?" in reason
+    assert "allow_unlisted_regions: True" in reason and "gpuplane:" not in reason
+    # ... and the argument exists: a region newer than the catalog plans.
+    regs = run(
+        lambda: GkeGpuNodePools("g", {"cluster": "c", "location": "us-east9", "allow_unlisted_regions": True, **pools})
+    )
+    assert of_type(regs, "gcp:container/nodePool:NodePool")

@@ -85,6 +85,17 @@ def arg_path(path: str, renames: Mapping[str, str]) -> str:
     return snake(body)
 
 
+STACK_ADVICE = {"set gpuplane:allow_unlisted_regions: true": "pass the argument `allow_unlisted_regions: True`"}
+"""Advice in config messages that names a stack key -> the same advice for a component's caller."""
+
+
+def in_arg_terms(reason: str) -> str:
+    """A config message's advice in argument terms (a caller has no stack file to set keys in)."""
+    for stack, arg in STACK_ADVICE.items():
+        reason = reason.replace(stack, arg)
+    return reason
+
+
 def check(
     where: str, raw: Mapping[str, Any], renames: Mapping[str, str], also: Sequence[tuple[str, str]] = ()
 ) -> StackConfig:
@@ -93,7 +104,12 @@ def check(
     try:
         cfg = parse_config(raw)
     except ConfigError as exc:
-        raise ArgsError(where, [*also, *((arg_path(p, renames), snake(r)) for p, r in exc.problems)]) from None
+        problems = [(arg_path(p, renames), in_arg_terms(snake(r))) for p, r in exc.problems]
+        borrowed = renames.get("cluster.name", "cluster_label")
+        if borrowed != "cluster_label":  # the label came from the cluster argument: say so, and how to set it
+            hint = " (the `gpuplane.io/cluster` label and name prefix default to it: pass `cluster_label`)"
+            problems = [(p, r + hint if p == borrowed else r) for p, r in problems]
+        raise ArgsError(where, [*also, *problems]) from None
     if also:
         raise ArgsError(where, also)
     return cfg

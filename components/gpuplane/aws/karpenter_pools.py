@@ -116,7 +116,11 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
                 "karpenter": {camel(k): v for k, v in settings.items()},
             },
-            {"gpuPools": "gpu_pools", "karpenter": "settings", "cluster.name": "cluster_label"},
+            {
+                "gpuPools": "gpu_pools",
+                "karpenter": "settings",
+                "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster_name",
+            },
             also=unknown,
         )
         assert cfg.karpenter is not None

@@ -75,7 +75,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
                 "aws": {"region": PLACEHOLDER_REGION},
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
             },
-            {"gpuPools": "gpu_pools", "cluster.name": "cluster_label"},
+            {"gpuPools": "gpu_pools", "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster_name"},
             also=unknown,
         )
         super().__init__("gpuplane:aws:EksGpuNodeGroups", name, None, opts)

@@ -39,6 +39,8 @@ class GkeGpuNodePoolsArgs(TypedDict):
     cluster_label: NotRequired[str]
     """Value of the nodes' `gpuplane.io/cluster` label; unset: the cluster's name when `cluster` is a
     plain string, else this component's name."""
+    allow_unlisted_regions: NotRequired[bool]
+    """Accept a region or zone newer than gpuplane's catalog (its GPU zones are then not checked)."""
 
 
 def region_of(location: str) -> tuple[str, list[str]]:
@@ -81,13 +83,15 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                     "zones": zones or zonal,
                 },
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
+                "allowUnlistedRegions": bool(args.get("allow_unlisted_regions")),
             },
             {
                 "gpuPools": "gpu_pools",
                 "gcp.zones": "zones",
                 "gcp.region": "location",
                 "gcp.project": "project",
-                "cluster.name": "cluster_label",
+                # the label is the caller's `cluster_label`, or else taken from `cluster`
+                "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster",
             },
             also=unknown,
         )
