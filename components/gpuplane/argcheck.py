@@ -121,8 +121,8 @@ def require(where: str, args: Mapping[str, Any], keys: Sequence[str], cls: Any =
     the undeclared ones are returned, for `check(..., also=)` to report with the rest (the config check
     names undeclared keys inside typed sections)."""
     missing = [(k, "required argument is missing") for k in keys if args.get(k) is None]
-    unknown = unknown_args(args, cls, nested=False) if cls is not None else []
-    if missing:
+    unknown = shape_problems(args, cls, nested=False) if cls is not None else []
+    if missing or any(r.startswith(PLAIN_ONLY) for _, r in unknown):  # nothing further can be checked
         raise ArgsError(where, unknown + missing)
     return unknown
 
@@ -156,13 +156,24 @@ def _typed_dict(hint: Any) -> Any:
     return None
 
 
-def unknown_args(args: Any, cls: Any, path: str = "", nested: bool = True) -> list[tuple[str, str]]:
-    """Keys of `args` (and of nested typed sections, lists of them included) that `cls`, a TypedDict, does
-    not declare, as `(argument path, reason)` with the closest known key."""
+PLAIN_ONLY = "must be a plain value, not an Output"
+
+
+def plain_only(hint: Any) -> bool:
+    """A declared type that takes no Output (no `pulumi.Input[...]` anywhere in it): a value that decides which
+    resources exist or how they are named, so it must be known when the program runs."""
+    return "Output" not in repr(hint)
+
+
+def shape_problems(args: Any, cls: Any, path: str = "", nested: bool = True) -> list[tuple[str, str]]:
+    """What of `args` does not fit `cls`, a TypedDict: keys it does not declare (with the closest known key)
+    and Outputs where it declares a plain value, in nested typed sections (lists of them included) too, as
+    `(argument path, reason)`. Python checks neither at runtime. `nested=False`: undeclared keys inside
+    sections are left to the config check that names them (Outputs are still reported)."""
     from .config.base import suggest
 
     if isinstance(args, list | tuple):
-        return [p for i, item in enumerate(args) for p in unknown_args(item, cls, f"{path}[{i}]")]
+        return [p for i, item in enumerate(args) for p in shape_problems(item, cls, f"{path}[{i}]", nested)]
     if not isinstance(args, Mapping):
         return []  # an Output or a plain value: nothing to name
     hints = dict(cls.__annotations__)  # unevaluated: `pulumi.Input` holds forward references
@@ -170,9 +181,13 @@ def unknown_args(args: Any, cls: Any, path: str = "", nested: bool = True) -> li
     for key, value in args.items():
         where = f"{path}.{key}" if path else str(key)
         if key not in hints:
-            problems.append((where, f"unknown argument{suggest(str(key), hints)} (known: {', '.join(hints)})"))
+            if nested or not path:
+                problems.append((where, f"unknown argument{suggest(str(key), hints)} (known: {', '.join(hints)})"))
             continue
-        inner = _typed_dict(hints[key]) if nested else None
+        if plain_only(hints[key]) and not known(value):
+            problems.append((where, PLAIN_ONLY + ": it decides which resources exist"))
+            continue
+        inner = _typed_dict(hints[key])
         if inner is not None:
-            problems += unknown_args(value, inner, where)
+            problems += shape_problems(value, inner, where, nested)
     return problems

@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, unknown_args
+from ..argcheck import ArgsError, shape_problems
 from ..inputs import GpuNodes
 from ..kube import custom_resource, namespace_manifest, pinned_release
 from . import render as r
@@ -62,7 +62,7 @@ class KueueQueues(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
-        problems = unknown_args(args, KueueQueuesArgs) + arg_problems(args)
+        problems = shape_problems(args, KueueQueuesArgs) + arg_problems(args)
         if problems:
             raise ArgsError(f"KueueQueues {name!r}", problems)
         super().__init__("gpuplane:kueue:KueueQueues", name, None, opts)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..argcheck import ArgsError, plain, snake, unknown_args
+from ..argcheck import ArgsError, plain, shape_problems, snake
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
 from ..config.base import DNS_LABEL
 from ..config.load import key_path
@@ -78,7 +78,7 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
         problems.append(("cluster", f"{cluster!r} is not a DNS label"))
     region = deferred.value(args.get("region"), "gpuplane-arg-{}z")
     # `monitoring` is checked by its config model below, which names its unknown keys
-    problems += unknown_args({k: v for k, v in args.items() if k != "monitoring"}, GpuMonitoringArgs)
+    problems += shape_problems({k: v for k, v in args.items() if k != "monitoring"}, GpuMonitoringArgs)
     try:
         m = MonitoringConfig.model_validate(to_config(args.get("monitoring") or {}))
     except ValidationError as exc:

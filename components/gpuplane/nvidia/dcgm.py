@@ -15,7 +15,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, lift, plain, unknown_args
+from ..argcheck import ArgsError, lift, plain, shape_problems
 from ..inputs import ExporterHost, GpuNodes
 from ..kube import pinned_release, privileged_namespace
 from ..nodes import POOL_LABEL, NodeSelection, agent_tolerations, label_affinity, targets_of
@@ -180,7 +180,7 @@ class DcgmExporter(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         host = str(plain(args.get("host")))
-        problems = unknown_args(args, DcgmExporterArgs)
+        problems = shape_problems(args, DcgmExporterArgs)
         if host not in HOST_DRIVERS:
             problems.append(("host", f"{host!r} is not one of {list(HOST_DRIVERS)}"))
         if problems:

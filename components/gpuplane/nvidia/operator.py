@@ -15,7 +15,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, lift, plain, unknown_args
+from ..argcheck import ArgsError, lift, plain, shape_problems
 from ..catalog import NODE_IMAGES, NodeImage, operator_components
 from ..config.model import GpuPool
 from ..config.sharing import Sharing
@@ -123,7 +123,7 @@ class GpuOperator(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         ami = str(plain(args.get("node_image") or AmiType.AL2023_X86_64_NVIDIA))
-        problems = unknown_args(args, GpuOperatorArgs)
+        problems = shape_problems(args, GpuOperatorArgs)
         if ami not in NODE_IMAGES:
             problems.append(("node_image", f"{ami!r} is not one of {list(NODE_IMAGES)}"))
         if problems:
