@@ -391,3 +391,34 @@ def test_errors_speak_the_callers_language() -> None:
         lambda: GkeGpuNodePools("g", {"cluster": "c", "location": "us-east9", "allow_unlisted_regions": True, **pools})
     )
     assert of_type(regs, "gcp:container/nodePool:NodePool")
+
+
+def test_pool_outputs_carry_their_ceiling_for_kueue_and_the_exporter() -> None:
+    """`gpu_nodes` say how far each pool reaches, so `KueueQueues` refuses a quota past it and
+    `DcgmExporter` sizes its pod quota without ceilings or max_gpu_nodes given by hand."""
+    errors: list[ArgsError] = []
+    quotas: list[Any] = []
+
+    def program() -> None:
+        pools = GkeGpuNodePools(
+            "gpu",
+            {
+                "cluster": "c",
+                "location": "us-central1",
+                "node_service_account": "n@p.iam.gserviceaccount.com",
+                "gpu_pools": [{"name": "l4", "gpu": GpuType.L4, "max_nodes": 80}],
+            },
+        )
+        (l4,) = pools.gpu_nodes
+        assert l4["nodes"] == 80 and l4["ceiling"] == 80
+        DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": pools.gpu_nodes})
+        try:
+            gpuplane.KueueQueues("q", {"gpu_nodes": pools.gpu_nodes, "teams": [{"name": "a", "quota": {"l4": 81}}]})
+        except ArgsError as exc:
+            errors.append(exc)
+
+    regs = run(program)
+    (err,) = errors
+    assert "l4: 81 > 80" in str(err)
+    quotas = [r.inputs for r in regs if r.type == "kubernetes:core/v1:ResourceQuota"]
+    assert quotas and quotas[0]["spec"]["hard"]["pods"] == "160"

@@ -246,6 +246,10 @@ class GpuNodes(TypedDict):
     """The extended resource a pod requests (`nvidia.com/gpu`, or `nvidia.com/mig-<profile>`)."""
     capacity: NotRequired[int]
     """Most of `resource` one pod can get on one node (GPUs, MIG slices); 1 on time-sliced or MPS GPUs."""
+    nodes: NotRequired[int]
+    """Most nodes the pool can reach (its `max_nodes`): sizes `DcgmExporter`'s pod quota."""
+    ceiling: NotRequired[int]
+    """Most of `resource` the pool can offer (nodes x GPUs x units per GPU): `KueueQueues`' default ceiling."""
     affinity: NotRequired[Sequence[NodeSelectorRequirement]]
     """Node-affinity expressions that select exactly this pool's nodes (on labels the platform sets)."""
     selector: NotRequired[Mapping[str, str]]

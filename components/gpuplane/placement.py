@@ -113,6 +113,12 @@ def find_pool(cfg: StackConfig, name: str) -> GpuPool:
     )
 
 
+def ceiling(pool: GpuPool) -> int:
+    """Most of the pool's resource it can offer: maxNodes x GPUs x units per GPU (the capacity summary's
+    `slots_at_max`, `gpuplane.capacity`)."""
+    return pool.maxNodes * pool.gpusPerNode * slots_per_gpu(pool)
+
+
 def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNodes:
     """What one pool's nodes carry (`labels`: as the pool's resource sets them) and offer, on `platform`."""
     cloud = "gcp" if platform.startswith("gke") else "aws"
@@ -133,6 +139,8 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
         # A slice of a shared GPU is a share of time (or of MPS threads), not more GPU: ask for one.
         capacity=1 if shared else pool.gpusPerNode * slots_per_gpu(pool),
         affinity=exprs,  # type: ignore[typeddict-item]
+        nodes=pool.maxNodes,
+        ceiling=ceiling(pool),
     )
     if platform in NODE_SELECTOR_PLATFORMS:
         nodes["selector"] = platform_labels

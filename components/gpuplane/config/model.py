@@ -207,7 +207,8 @@ class StackConfig(_Model):
             return v
         if info.data.get("fleet") is not None:
             raise ValueError("not supported with a fleet yet: each region's cluster would need its own quotas")
-        from ..kueue.stack import ceiling, over_ceilings  # needs the sharing tables, which import this module
+        from ..kueue.stack import over_ceilings  # needs the sharing tables, which import this module
+        from ..placement import ceiling
 
         pools = {p.name: p for p in info.data.get("gpuPools") or []}
         cloud = _cloud(info) or "gcp"

@@ -40,7 +40,8 @@ class KueueQueuesArgs(TypedDict):
     cohort: NotRequired[str]
     """Cohort of every team's ClusterQueue: teams borrow quota the others leave idle."""
     ceilings: NotRequired[Mapping[str, int]]
-    """Pool -> most of its resource the pool can offer; the teams' quotas on a pool must sum to at most it."""
+    """Pool -> most of its resource the pool can offer; the teams' quotas on a pool must sum to at most it.
+    Unset for a pool: its `gpu_nodes` entry's `ceiling` (every gpuplane pool component sets one)."""
     overcommit: NotRequired[bool]
     """Allow quotas summing past `ceilings`."""
     create_namespaces: NotRequired[bool]

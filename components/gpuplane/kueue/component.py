@@ -20,6 +20,12 @@ NAMESPACE = "kueue-system"
 """Kueue's own namespace (its chart and manifests install there: kueue config/default/kustomization.yaml)."""
 
 
+def ceilings_of(args: KueueQueuesArgs) -> dict[str, int]:
+    """Each pool's ceiling: `ceilings` where given, else its `gpu_nodes` entry's (the pool components set it)."""
+    nodes: Sequence[GpuNodes] = args.get("gpu_nodes") or []
+    return {**{n["pool"]: n["ceiling"] for n in nodes if "ceiling" in n}, **(args.get("ceilings") or {})}
+
+
 def arg_problems(args: KueueQueuesArgs) -> list[tuple[str, str]]:
     """Every bad argument, as `(path, reason)`."""
     nodes: Sequence[GpuNodes] = args.get("gpu_nodes") or []
@@ -41,7 +47,7 @@ def arg_problems(args: KueueQueuesArgs) -> list[tuple[str, str]]:
     topo = args.get("topology")
     if topo is not None and [p for p in topo["pools"] if p not in pools]:
         problems.append(("topology.pools", f"no pool {[p for p in topo['pools'] if p not in pools]} in gpu_nodes"))
-    over = r.overcommitted(teams, args.get("ceilings") or {})
+    over = r.overcommitted(teams, ceilings_of(args))
     if over and not args.get("overcommit"):
         text = "; ".join(f"{p}: {s} > {c}" for p, (s, c) in over.items())
         problems.append(("teams", f"quotas sum past the pools' ceilings ({text}); set overcommit to allow it"))

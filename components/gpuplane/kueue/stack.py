@@ -12,8 +12,7 @@ from ..config.model import GpuPool, StackConfig
 from ..config.queues import QueuesConfig
 from ..inputs import GpuNodes
 from ..nodes import pool_labels
-from ..nvidia.sharing import slots_per_gpu
-from ..placement import gpu_nodes
+from ..placement import ceiling, gpu_nodes
 from .args import KueueQueuesArgs, KueueTeamArgs, KueueTopologyArgs
 
 
@@ -21,12 +20,6 @@ def queued_run_seconds(cfg: StackConfig) -> int | None:
     """The queued pools' maximum run time in seconds, if they set one (config makes them agree)."""
     runs = {p.maxRunDuration for p in cfg.gpuPools if is_queued(p) and p.maxRunDuration is not None}
     return duration_seconds(runs.pop()) if runs else None
-
-
-def ceiling(pool: GpuPool) -> int:
-    """Most of the pool's resource it can offer: maxNodes x GPUs x units per GPU (the capacity summary's
-    `slots_at_max`, `gpuplane.capacity`)."""
-    return pool.maxNodes * pool.gpusPerNode * slots_per_gpu(pool)
 
 
 def over_ceilings(queues: QueuesConfig, ceilings: Mapping[str, int]) -> dict[str, tuple[int, int]]:

@@ -131,6 +131,13 @@ def quota_manifest(namespace: str, pods: int) -> dict[str, Any]:
     }
 
 
+def reachable_nodes(nodes: object) -> int:
+    """Most GPU nodes the given pools reach (their `nodes`), when they are plain values; else 0."""
+    if not isinstance(nodes, list | tuple):
+        return 0
+    return sum(int(n.get("nodes", 0)) for n in nodes if isinstance(n, dict) and isinstance(n.get("nodes", 0), int))
+
+
 def quota_pods(max_gpu_nodes: int) -> int:
     """Room for one exporter pod per GPU node, doubled for rolling updates, never below 100."""
     return max(100, 2 * max_gpu_nodes)
@@ -152,7 +159,8 @@ class DcgmExporterArgs(TypedDict):
     """Run on every node carrying this label key; default `gpuplane.io/pool` (gpuplane's GPU pools). For
     auto-provisioned GKE nodes: `cloud.google.com/gke-accelerator`."""
     max_gpu_nodes: NotRequired[int]
-    """Most GPU nodes the pools can reach; sizes GKE's priority-class quota (at least 100 pods)."""
+    """Most GPU nodes the pools can reach; sizes GKE's priority-class quota (at least 100 pods). Unset: the
+    sum of the `gpu_nodes` entries' `nodes`."""
     namespace: NotRequired[str]
     """Namespace for the exporter (created here); default `gpu-monitoring`."""
     service_monitor: NotRequired[bool]
@@ -192,7 +200,9 @@ class DcgmExporter(pulumi.ComponentResource):
         ns_obj = privileged_namespace(namespace)
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_obj["metadata"], opts=child)
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
-        quota = quota_manifest(namespace, quota_pods(args.get("max_gpu_nodes") or 0))
+        quota = quota_manifest(
+            namespace, quota_pods(args.get("max_gpu_nodes") or reachable_nodes(args.get("gpu_nodes")))
+        )
         needs: list[pulumi.Resource] = [ns]
         if HOST_DRIVERS[host].priority_quota:
             needs.append(
