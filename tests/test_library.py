@@ -422,3 +422,18 @@ def test_pool_outputs_carry_their_ceiling_for_kueue_and_the_exporter() -> None:
     assert "l4: 81 > 80" in str(err)
     quotas = [r.inputs for r in regs if r.type == "kubernetes:core/v1:ResourceQuota"]
     assert quotas and quotas[0]["spec"]["hard"]["pods"] == "160"
+
+
+def test_the_operators_own_nodes_are_an_argument() -> None:
+    def values(args: dict[str, Any]) -> Any:
+        regs = run(lambda: GpuOperator("op", args))
+        (release,) = [r for r in regs if r.type == "kubernetes:helm.sh/v3:Release"]
+        return (
+            json.loads(release.inputs["values"])
+            if isinstance(release.inputs["values"], str)
+            else release.inputs["values"]
+        )
+
+    assert values({})["operator"]["nodeSelector"] == {"gpuplane.io/role": "system"}
+    assert values({"system_node_selector": {"pool": "infra"}})["operator"]["nodeSelector"] == {"pool": "infra"}
+    assert values({"system_node_selector": {}})["operator"]["nodeSelector"] == {}

@@ -8,7 +8,7 @@ operator installs everything. Every key set here exists in the pinned chart's `v
 No `from __future__ import annotations`: the multi-language package reads the args' annotations.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -43,7 +43,11 @@ CONTROL_PLANE_TOLERATION = {
 
 
 def operator_values(
-    image: NodeImage, targets: Sequence[GpuNodeTarget], pools: Sequence[GpuPool] = (), service_monitor: bool = False
+    image: NodeImage,
+    targets: Sequence[GpuNodeTarget],
+    pools: Sequence[GpuPool] = (),
+    service_monitor: bool = False,
+    system: Mapping[str, str] = SYSTEM_SELECTOR,
 ) -> dict[str, Any]:
     """gpu-operator values for GPU pools on `image`, tolerating exactly the pools' taints.
 
@@ -54,7 +58,7 @@ def operator_values(
     # The GPU taint always, then each pool's: a plain pool added or removed leaves the DaemonSets alone.
     tolerations = tolerations_for([GpuNodeTarget(pool="*", labels={}, taints=(GPU_TAINT,)), *targets])
     return {
-        "operator": {"nodeSelector": dict(SYSTEM_SELECTOR)},
+        "operator": {"nodeSelector": dict(system)},
         # CDI only where the operator manages the container toolkit; a preinstalled toolkit (EKS AMIs)
         # keeps the runtime hooks the image configured.
         "cdi": {"enabled": comps["toolkit"]},
@@ -87,6 +91,9 @@ class GpuOperatorArgs(TypedDict):
     """Create the dcgm-exporter ServiceMonitor (needs the prometheus-operator CRDs)."""
     namespace: NotRequired[str]
     """Namespace for the operator and its operands (created here); default `gpu-operator`."""
+    system_node_selector: NotRequired[Mapping[str, str]]
+    """Node labels of the nodes the operator itself runs on; default gpuplane's system nodes
+    (`gpuplane.io/role: system`). `{}`: any node."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,8 @@ class GpuOperator(pulumi.ComponentResource):
         image = NODE_IMAGES[ami]
         namespace = args.get("namespace") or NAMESPACE
         nodes = args.get("gpu_nodes") or []
+        selector = args.get("system_node_selector")
+        system = SYSTEM_SELECTOR if selector is None else dict(selector)
         super().__init__("gpuplane:nvidia:GpuOperator", name, None, opts)
         ns_obj = privileged_namespace(namespace)
         ns = k8s.core.v1.Namespace(
@@ -148,7 +157,7 @@ class GpuOperator(pulumi.ComponentResource):
             "gpu-operator",
             RELEASE,
             namespace,
-            lift(nodes, lambda n: operator_values(image, targets_of(n), (), bool(args.get("service_monitor")))),
+            lift(nodes, lambda n: operator_values(image, targets_of(n), (), bool(args.get("service_monitor")), system)),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, config]),
             timeout=900,
         )
