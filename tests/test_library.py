@@ -437,3 +437,27 @@ def test_the_operators_own_nodes_are_an_argument() -> None:
     assert values({})["operator"]["nodeSelector"] == {"gpuplane.io/role": "system"}
     assert values({"system_node_selector": {"pool": "infra"}})["operator"]["nodeSelector"] == {"pool": "infra"}
     assert values({"system_node_selector": {}})["operator"]["nodeSelector"] == {}
+
+
+def test_platforms_expose_their_provider_and_gpu_nodes() -> None:
+    """What a user needs next: the platform's Kubernetes provider for their own resources and each pool's
+    `gpu_nodes` for placement, no stack config rebuilt."""
+    from .conftest import load
+
+    got: dict[str, Any] = {}
+
+    def program() -> None:
+        from gpuplane.config import parse_flat
+
+        cfg = parse_flat(load("gcp-standard", ROOT).flat_config())
+        platform = gpuplane.GkeGpuPlatform.from_config("ml", cfg)
+        got["names"] = [n["pool"] for n in platform.gpu_nodes]
+        got["pod"] = gpuplane.placement(platform.gpu_nodes[0], gpus=1)
+        import pulumi_kubernetes as k8s
+
+        k8s.core.v1.ConfigMap("mine", data={"a": "b"}, opts=pulumi.ResourceOptions(provider=platform.k8s_provider))
+
+    regs = run(program)
+    assert got["names"] == ["inference", "training"] and got["pod"]["resources"]["limits"]
+    (mine,) = [r for r in regs if r.type == "kubernetes:core/v1:ConfigMap" and r.name == "mine"]
+    assert mine.provider and "pulumi:providers:kubernetes::ml-k8s" in mine.provider

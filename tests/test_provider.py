@@ -24,15 +24,24 @@ EXPOSED = {
     "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration"}),
     "GkeGpuPlatform": (
         {"cluster", "gcp", "gpuPools"},
-        {"clusterName", "endpoint", "kubeconfig", "gpuNodePools", "scrapeConfig", "prometheusRules"},
+        {"clusterName", "endpoint", "kubeconfig", "gpuNodePools", "gpuNodes", "scrapeConfig", "prometheusRules"},
     ),
     "GkeAutopilotPlatform": (
         {"cluster", "gcp"},
-        {"clusterName", "endpoint", "kubeconfig", "scrapeConfig", "prometheusRules"},
+        {"clusterName", "endpoint", "kubeconfig", "gpuNodes", "scrapeConfig", "prometheusRules"},
     ),
     "EksGpuPlatform": (
         {"cluster", "aws", "gpuPools"},
-        {"clusterName", "kubeconfig", "oidcProviderArn", "vpcId", "gpuNodeGroups", "scrapeConfig", "prometheusRules"},
+        {
+            "clusterName",
+            "kubeconfig",
+            "oidcProviderArn",
+            "vpcId",
+            "gpuNodeGroups",
+            "gpuNodes",
+            "scrapeConfig",
+            "prometheusRules",
+        },
     ),
 }
 YAML_EXAMPLES = {

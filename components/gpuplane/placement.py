@@ -167,6 +167,11 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
     return nodes
 
 
+def stack_gpu_nodes(cfg: StackConfig) -> list[GpuNodes]:
+    """Every pool of a stack config, as its pool component outputs it (platforms' `gpu_nodes`)."""
+    return [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
+
+
 def affinity_of(nodes: GpuNodes) -> list[dict[str, Any]]:
     """The node-affinity expressions that select one pool's nodes (a fresh copy): the pool's own, or the
     gpuplane pool label. Kueue's ResourceFlavor of the pool is built from the same expressions."""

@@ -16,6 +16,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from ..catalog import NODE_IMAGES
 from ..catalog.platforms import Source
@@ -25,9 +26,9 @@ from ..kube import custom_resource, pinned_release
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import pool_labels, pool_target
+from ..nodes import pool_target
 from ..nvidia import dcgm, operator
-from ..placement import gpu_nodes
+from ..placement import stack_gpu_nodes
 from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import efa
@@ -92,11 +93,6 @@ def scrape_target(cfg: StackConfig) -> ScrapeTarget:
     )
 
 
-def stack_gpu_nodes(cfg: StackConfig) -> list[GpuNodes]:
-    """The stack's GPU pools (or classes) as `gpu_nodes` for the NVIDIA software."""
-    return [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
-
-
 def operator_args(cfg: StackConfig) -> operator.GpuOperatorArgs:
     """All pools share one image profile (config validation), so the first pool's image decides."""
     return operator.GpuOperatorArgs(
@@ -122,6 +118,9 @@ class EksGpuPlatform(pulumi.ComponentResource):
     """The `gpu-metrics` Prometheus scrape job (YAML)."""
     prometheus_rules: pulumi.Output[str]
     """The GPU recording and alerting rules (a Prometheus rules file)."""
+    gpu_nodes: list[GpuNodes]
+    """Per GPU pool or class: its nodes' labels, taints, resource and ceiling, for `gpuplane.placement`,
+    `KueueQueues` and your own workloads."""
 
     def __init__(self, name: str, args: EksGpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """The whole EKS platform from `EksGpuPlatformArgs` (the sections of a stack config), or from a
@@ -168,6 +167,10 @@ class EksGpuPlatform(pulumi.ComponentResource):
         self.oidc_provider_arn, self.gpu_node_groups = c.oidc_provider_arn, c.gpu_node_groups
         self.scrape_config = self.monitoring.scrape_config
         self.prometheus_rules = self.monitoring.prometheus_rules
+        # The cluster's Kubernetes provider, for your own Kubernetes resources (a Python attribute only: the
+        # multi-language package has no provider outputs).
+        self.k8s_provider: k8s.Provider = self.cluster.k8s_provider
+        self.gpu_nodes = stack_gpu_nodes(cfg)
         self.register_outputs(dict(self.outputs))
 
     @classmethod

@@ -17,12 +17,13 @@ import pulumi_gcp as gcp
 from ..compute_class import compute_classes
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
-from ..inputs import GpuPoolArgs
+from ..inputs import GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..kueue.stack import kueue_queues
 from ..lifecycle import keep_options
 from ..monitoring.standalone import DEVICE_PLUGIN
 from ..monitoring.wiring import monitoring_outputs
+from ..placement import stack_gpu_nodes
 from ..platform_args import ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import render
@@ -94,6 +95,9 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
     """The `gpu-metrics` Prometheus scrape job (YAML) for GKE's device plugin metrics."""
     prometheus_rules: pulumi.Output[str]
     """The GPU recording and alerting rules (a Prometheus rules file)."""
+    gpu_nodes: list[GpuNodes]
+    """Per GPU pool or class: its nodes' labels, taints, resource and ceiling, for `gpuplane.placement`,
+    `KueueQueues` and your own workloads."""
 
     def __init__(self, name: str, args: GkeAutopilotPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """The whole GKE Autopilot platform from `GkeAutopilotPlatformArgs` (the sections of a stack config),
@@ -135,6 +139,7 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
         self.scrape_config = pulumi.Output.from_input(self.outputs["scrapeConfig"])
         self.prometheus_rules = pulumi.Output.from_input(self.outputs["prometheusRules"])
+        self.gpu_nodes = stack_gpu_nodes(cfg)
         self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig, **self.outputs})
 
     @classmethod

@@ -18,14 +18,13 @@ import pulumi_kubernetes as k8s
 from ..compute_class import compute_classes
 from ..config.capacity import uses_compute_class
 from ..config.model import StackConfig
-from ..inputs import ExporterHost, GpuPoolArgs
+from ..inputs import ExporterHost, GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import pool_labels
 from ..nvidia import dcgm
-from ..placement import gpu_nodes
+from ..placement import stack_gpu_nodes
 from ..platform_args import AutoProvisioningArgs, ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import gpudirect
@@ -85,13 +84,14 @@ def exporter_args(cfg: StackConfig) -> dcgm.DcgmExporterArgs:
         max_gpu_nodes=sum(p.maxNodes for p in cfg.gpuPools),
         namespace=cfg.monitoring.namespace,
     )
+    nodes = stack_gpu_nodes(cfg)
     if cfg.platform_spec.fixed_pools:
-        args["gpu_nodes"] = [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
+        args["gpu_nodes"] = nodes
     else:
         args["node_label"] = ACCELERATOR_LABEL
-        classes = [p for p in cfg.gpuPools if uses_compute_class(cfg.platform, p)]
+        classes = [n for n, p in zip(nodes, cfg.gpuPools, strict=True) if uses_compute_class(cfg.platform, p)]
         if classes:
-            args["gpu_nodes"] = [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in classes]
+            args["gpu_nodes"] = classes
     return args
 
 
@@ -111,6 +111,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
     """The `gpu-metrics` Prometheus scrape job (YAML)."""
     prometheus_rules: pulumi.Output[str]
     """The GPU recording and alerting rules (a Prometheus rules file)."""
+    gpu_nodes: list[GpuNodes]
+    """Per GPU pool or class: its nodes' labels, taints, resource and ceiling, for `gpuplane.placement`,
+    `KueueQueues` and your own workloads."""
 
     def __init__(self, name: str, args: GkeGpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """The whole GKE Standard platform from `GkeGpuPlatformArgs` (the sections of a stack config), or
@@ -183,6 +186,10 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         self.gpu_node_pools = self.cluster.gpu_node_pools
         self.scrape_config = self.monitoring.scrape_config
         self.prometheus_rules = self.monitoring.prometheus_rules
+        # The cluster's Kubernetes provider, for your own Kubernetes resources (a Python attribute only: the
+        # multi-language package has no provider outputs).
+        self.k8s_provider: k8s.Provider = self.cluster.k8s_provider
+        self.gpu_nodes = stack_gpu_nodes(cfg)
         self.register_outputs(dict(self.outputs))
 
     @classmethod

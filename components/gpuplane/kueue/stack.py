@@ -10,9 +10,7 @@ from ..config import ConfigError
 from ..config.capacity import duration_seconds, is_queued
 from ..config.model import GpuPool, StackConfig
 from ..config.queues import QueuesConfig
-from ..inputs import GpuNodes
-from ..nodes import pool_labels
-from ..placement import ceiling, gpu_nodes
+from ..placement import ceiling, stack_gpu_nodes
 from .args import KueueQueuesArgs, KueueTeamArgs, KueueTopologyArgs
 
 
@@ -65,10 +63,6 @@ def topology(cfg: StackConfig) -> KueueTopologyArgs | None:
     if found is None:
         return None
     return KueueTopologyArgs(name=found.name, levels=list(found.levels), pools=pools)
-
-
-def stack_gpu_nodes(cfg: StackConfig) -> list[GpuNodes]:
-    return [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
 
 
 def kueue_args(cfg: StackConfig) -> KueueQueuesArgs:
