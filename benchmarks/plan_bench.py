@@ -68,7 +68,7 @@ def cli_plan(ref: str | StackFile) -> tuple[Plan, str]:
     """`gpuplane plan STACK --format json`, in-process (cli/commands.py `cmd_plan`: the same steps)."""
     stack = load(ref, ROOT) if isinstance(ref, str) else ref
     plan = plan_stack(stack)
-    violations = deploy.check(plan, deploy.stated_crds(parse_flat(stack.flat_config())))
+    violations = deploy.check(plan, deploy.stated_crds(parse_flat(stack.flat_config())), rerun=False)
     assert not violations, violations
     return plan, to_json(plan)
 

@@ -497,7 +497,7 @@ def test_plan_fails_with_each_violation_and_check_lists_the_rules(
     out = capsys.readouterr().out
     assert all(rule in out for rule in RULES)
     bad = Violation("workload-schedulable", "urn:x", "it would stay Pending", "select a pool's labels")
-    monkeypatch.setattr(deploy, "check", lambda plan, existing=(): [bad])
+    monkeypatch.setattr(deploy, "check", lambda plan, existing=(), rerun=True: [bad])
     assert cli.main(["plan", "gcp-standard", "--format", "json"]) == 1
     captured = capsys.readouterr()
     assert json.loads(captured.out)["stack"] == "gcp-standard"  # the plan is still printed

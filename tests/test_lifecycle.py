@@ -275,3 +275,20 @@ def test_scaling_a_ceiling_changes_something_on_every_stack_it_applies_to() -> N
         for change in ("raise-max-nodes", "lower-max-nodes"):
             o = next(o for o in outcomes(stack) if o.change == change)
             assert not o.applies or o.in_place or o.rolls or o.replaced, (stack, change)
+
+
+def test_plan_check_reruns_a_program_that_read_live_state_and_a_plain_plan_trusts_it(monkeypatch: Any) -> None:
+    """`gpuplane plan --check` compares the second run's inputs; a plain plan (its time budget) trusts the reads."""
+    from gpuplane.plan.deploy import readback
+
+    seen: list[bool] = []
+    real = readback.second_up
+
+    def spy(plan: Any, again: Any = None) -> Any:
+        seen.append(again is None)
+        return real(plan, again)
+
+    monkeypatch.setattr(readback, "second_up", spy)
+    assert main(["plan", "aws-managed", "--check"]) == 0
+    assert main(["plan", "aws-managed", "--format", "json"]) == 0
+    assert seen == [True, False]

@@ -325,9 +325,11 @@ def check_node_security_groups(g: DeployGraph) -> Iterator[Violation]:
         )
 
 
-def check_second_up(g: DeployGraph) -> Iterator[Violation]:
-    """After create and a refresh, the same program's next `up` must change nothing (`readback.READ_BACK`)."""
-    for d in readback.second_up(g.plan):
+def check_second_up(g: DeployGraph, rerun: bool = True) -> Iterator[Violation]:
+    """After create and a refresh, the same program's next `up` must change nothing (`readback.READ_BACK`).
+    `rerun`: run a program that read live state again against what the first `up` left; without, fields it
+    read live are taken to be sent back as stored (`ReadBack.followed_by`)."""
+    for d in readback.second_up(g.plan, None if rerun else g.plan):
         yield Violation(
             "second-up-no-op",
             d.urn,
@@ -351,8 +353,9 @@ def check_kubernetes_providers(g: DeployGraph) -> Iterator[Violation]:
             )
 
 
-def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
-    """Every rule over the plan; `existing_crds` lists API groups the user states the cluster already has."""
+def check(plan: Plan, existing_crds: Collection[str] = (), rerun: bool = True) -> list[Violation]:
+    """Every rule over the plan; `existing_crds` lists API groups the user states the cluster already has.
+    `rerun=False` skips running the program a second time for `second-up-no-op` (plain `gpuplane plan`)."""
     g = DeployGraph(plan)
     return [
         *check_cluster_scoped(g),
@@ -363,7 +366,7 @@ def check(plan: Plan, existing_crds: Collection[str] = ()) -> list[Violation]:
         *check_kubernetes_names(g),
         *check_node_security_groups(g),
         *check_kubernetes_providers(g),
-        *check_second_up(g),
+        *check_second_up(g, rerun),
     ]
 
 
