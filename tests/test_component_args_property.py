@@ -45,6 +45,14 @@ BASES: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "GpuOperator": (gpuplane.GpuOperator, gpuplane.GpuOperatorArgs, {"namespace": "gpu-operator"}),
     "DcgmExporter": (gpuplane.DcgmExporter, gpuplane.DcgmExporterArgs, {"host": "gke", "namespace": "m"}),
     "GpuMonitoring": (gpuplane.GpuMonitoring, gpuplane.GpuMonitoringArgs, {"cluster": "c", "region": "r"}),
+    "KueueQueues": (
+        gpuplane.KueueQueues,
+        gpuplane.KueueQueuesArgs,
+        {
+            "gpu_nodes": [{"pool": "l4", "labels": {}, "taints": [], "resource": "nvidia.com/gpu", "ceiling": 4}],
+            "teams": [{"name": "a", "quota": {"l4": 2}}],
+        },
+    ),
 }
 
 

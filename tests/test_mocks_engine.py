@@ -16,7 +16,7 @@ import pytest
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from gpuplane import EksGpuNodeGroups, GkeGpuNodePools, GpuType
+from gpuplane import DcgmExporter, EksGpuNodeGroups, ExporterHost, GkeGpuNodePools, GpuType, kubernetes_provider
 from gpuplane.config import ConfigError
 from gpuplane.plan.deploy import check
 from gpuplane.plan.mocks import PlanMocks
@@ -72,12 +72,49 @@ def test_a_gke_cluster_takes_its_project_and_location_from_provider_config() -> 
             },
         )
 
-    p = plan(program, **{"gcp:project": "my-proj", "gcp:region": "us-central1"})
+    p = plan(program, **{"gcp:project": "my-proj", "gcp:zone": "us-central1-a"})
     (pool,) = inputs(p, "gcp:container/nodePool:NodePool")
-    assert pool["cluster"] == f"projects/my-proj/locations/us-central1/clusters/{engine_name('research')}"
-    assert pool["project"] == "my-proj" and pool["location"] == "us-central1"
+    assert pool["cluster"] == f"projects/my-proj/locations/us-central1-a/clusters/{engine_name('research')}"
+    assert pool["project"] == "my-proj" and pool["location"] == "us-central1-a"
     assert pool["nodeConfig"]["serviceAccount"] == "research-nodes@my-proj.iam.gserviceaccount.com"
     assert check(p) == []
+
+
+def test_the_simulator_finds_a_cluster_by_its_engine_made_name_and_provider_project() -> None:
+    """Pools, and the exporter's pods on them, belong to the cluster though its name, project and location
+    come from the engine and the provider (no false Pending pods)."""
+
+    def program() -> None:
+        sa = gcp.serviceaccount.Account("nodes", account_id="research-nodes")
+        cluster = gcp.container.Cluster("research", remove_default_node_pool=True, initial_node_count=1)
+        pools = GkeGpuNodePools(
+            "gpu",
+            {
+                "cluster": cluster.id,
+                "location": cluster.location,
+                "node_service_account": sa.email,
+                "gpu_pools": [{"name": "l4", "gpu": GpuType.L4, "spot": True, "max_nodes": 4}],
+            },
+        )
+        provider = kubernetes_provider("research-k8s", cluster)
+        sys_pool = gcp.container.NodePool(
+            "system", cluster=cluster.id, node_count=1, node_config={"labels": {"gpuplane.io/role": "system"}}
+        )
+        DcgmExporter(
+            "dcgm",
+            {"host": ExporterHost.GKE, "gpu_nodes": pools.gpu_nodes},
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[pools, sys_pool]),
+        )
+
+    p = plan(program, **{"gcp:project": "my-proj", "gcp:zone": "europe-west4-a"})
+    assert check(p) == [], [str(v) for v in check(p)]
+
+
+def test_a_gke_cluster_without_location_or_provider_zone_is_refused() -> None:
+    """terraform-provider-google GetLocation never falls back to the provider's region."""
+    with pytest.raises(ConfigError) as info:
+        plan(lambda: gcp.container.Cluster("c", initial_node_count=1), **{"gcp:project": "p", "gcp:region": "r"})
+    assert [k for k, _ in info.value.problems] == ["gcp:zone"]
 
 
 def test_a_gcp_providers_own_project_wins_over_stack_config() -> None:

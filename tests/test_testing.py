@@ -350,3 +350,19 @@ def test_check_reads_the_crds_the_stack_file_states(tmp_path: Path) -> None:
     assert [v.rule for v in gpuplane.testing.check(gpuplane.testing.plan_program(bare))] == [
         "custom-resource-waits-for-crd"
     ]
+
+
+def test_a_virtualenv_inside_the_program_folder_is_left_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pulumi new` puts the venv in the program folder: its packages (pulumi, grpc, protobuf in real life)
+    must stay imported across plans, or the running SDK breaks; only the program's own modules are re-imported."""
+    folder = write_program(tmp_path / "p", "p", "import pulumi\npulumi.export('x', 1)\n")
+    site = folder / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "vendored_thing.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(site))
+    import vendored_thing  # type: ignore[import-not-found]
+
+    gpuplane.testing.plan_program(folder)
+    assert sys.modules.get("vendored_thing") is vendored_thing

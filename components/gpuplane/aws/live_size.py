@@ -58,6 +58,18 @@ class LiveGroup:
     launch_template_id: str | None = None
 
 
+def _listing(cluster_name: pulumi.Input[str], parent: pulumi.Resource, opts: pulumi.InvokeOutputOptions) -> Any:
+    """One `eks.getNodeGroups` per cluster and component: its groups share the listing (kept on the component,
+    matched by the very same `cluster_name` object)."""
+    kept: list[tuple[Any, Any]] = parent.__dict__.setdefault("_gpuplane_node_group_listings", [])
+    for name, listed in kept:
+        if name is cluster_name:
+            return listed
+    listed = aws.eks.get_node_groups_output(cluster_name=cluster_name, opts=opts)
+    kept.append((cluster_name, listed))
+    return listed
+
+
 def live_group(
     cluster_name: pulumi.Input[str],
     name_args: Mapping[str, str],
@@ -69,7 +81,7 @@ def live_group(
     `depends_on` (pulumi/runtime/invoke.py), not its parent's: `depends_on` carries the component's, so a
     cluster named by a plain string exists before it is listed."""
     opts = pulumi.InvokeOutputOptions(parent=parent, depends_on=depends_on)
-    listed = aws.eks.get_node_groups_output(cluster_name=cluster_name, opts=opts)
+    listed = _listing(cluster_name, parent, opts)
 
     def read(found: list[Any]) -> pulumi.Output[LiveGroup | None] | None:
         cluster, names = str(found[0]), [str(n) for n in found[1] or []]

@@ -26,6 +26,23 @@ def ceilings_of(args: KueueQueuesArgs) -> dict[str, int]:
     return {**{n["pool"]: n["ceiling"] for n in nodes if "ceiling" in n}, **(args.get("ceilings") or {})}
 
 
+def missing_keys(args: KueueQueuesArgs) -> list[tuple[str, str]]:
+    """Required keys of the nested sections (a TypedDict's are not checked at runtime)."""
+    problems = [
+        (f"teams[{i}].{k}", "required")
+        for i, t in enumerate(args.get("teams") or [])
+        for k in ("name", "quota")
+        if k not in t
+    ]
+    problems += [
+        (f"gpu_nodes[{i}].pool", "required") for i, n in enumerate(args.get("gpu_nodes") or []) if "pool" not in n
+    ]
+    topo = args.get("topology")
+    if topo is not None and "pools" not in topo:
+        problems.append(("topology.pools", "required"))
+    return problems
+
+
 def arg_problems(args: KueueQueuesArgs) -> list[tuple[str, str]]:
     """Every bad argument, as `(path, reason)`."""
     nodes: Sequence[GpuNodes] = args.get("gpu_nodes") or []
@@ -68,7 +85,7 @@ class KueueQueues(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
-        problems = shape_problems(args, KueueQueuesArgs) + arg_problems(args)
+        problems = shape_problems(args, KueueQueuesArgs) or missing_keys(args) or arg_problems(args)
         if problems:
             raise ArgsError(f"KueueQueues {name!r}", problems)
         super().__init__("gpuplane:kueue:KueueQueues", name, None, opts)

@@ -171,6 +171,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         }
         self.eks_clusters: dict[str, str] = {}
         self.gcp_providers: dict[str, dict[str, str]] = {}
+        self.filled: dict[tuple[str, str], dict[str, Any]] = {}
+        """(type, logical name) -> the inputs the engine or provider filled in (`PlannedResource.filled`)."""
         """GCP provider ID -> its project, region and zone (as given, else from `gcp:` stack config)."""
 
     def region(self) -> str:
@@ -194,7 +196,13 @@ class PlanMocks(pulumi.runtime.Mocks):
         # fleet registers a provider per region.
         provider = str(args.provider or "").rsplit("::", 1)[-1]
         self.resource_region = self.provider_regions.get(provider)
+        given = args.inputs
         args = with_gcp_defaults(args, self.gcp_providers.get(provider) or default_gcp_settings())
+        filled = {k: v for k, v in args.inputs.items() if k not in given}
+        if args.typ == "eks:index:Cluster" and "name" not in given:
+            filled["name"] = mocks_aws.eks_cluster_name(given, args.name)
+        if filled:
+            self.filled[(args.typ, args.name)] = filled
         try:
             rid, state = self._new_resource(args)
         finally:

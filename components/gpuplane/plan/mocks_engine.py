@@ -8,7 +8,7 @@ that a plan never rests on a value the mocks invented.
 - **Provider configuration.** A GCP resource without `project` (or `region`, or a cluster without
   `location`) takes its provider's, and the default provider's comes from stack config (`gcp:project`,
   `gcp:region`, `gcp:zone`; terraform-provider-google tpgresource `GetProject`, `GetRegion`,
-  `GetLocation`, which tries the resource's `location`, then the provider's zone, then its region).
+  `GetLocation`, which tries the resource's `location`, then the provider's zone, and never its region).
 - **Invented values.** A mock that lacks an output returns nothing, and a program that formats it gets
   the text `None`: `clusterName: "None"`, `projects/None/...`. The real engine would hold the real value.
   `invented` finds such inputs, and the mocks refuse the resource, so the plan fails instead of passing on a
@@ -79,10 +79,18 @@ def with_gcp_defaults(
             continue
         if f == "name":
             filled[f] = engine_name(args.name)
-        elif f == "location":
-            where = settings.get("zone") or settings.get("region")
-            if where:
-                filled[f] = where
+        elif f == "location":  # GetLocation: the resource's location, else the provider's zone, never its region
+            if not settings.get("zone"):
+                raise ConfigError(
+                    [
+                        (
+                            "gcp:zone",
+                            f"{args.typ} {args.name!r} has no location and its GCP provider no zone "
+                            '(terraform-provider-google GetLocation: "Cannot determine zone"): pass `location=`',
+                        )
+                    ]
+                )
+            filled[f] = settings["zone"]
         elif settings.get(f):
             filled[f] = settings[f]
         elif (

@@ -7,7 +7,7 @@ sees it (`engine_view`: secrets masked, resource references as URNs) and answers
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -73,6 +73,9 @@ class PlannedResource:
     """Package -> provider reference, as given to a (remote) component."""
     aliases: tuple[Any, ...] = ()
     """Pulumi `aliases` as registered: old URNs, or alias specs (`{"name": ..., "parentUrn": ...}`)."""
+    filled: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Inputs the engine or the provider fills in where the program left them unset (an engine-made `name`,
+    the provider's `project` and `location`), as the mocks applied them; not part of the JSON."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -102,9 +102,17 @@ def _forget_modules_in(folder: Path) -> None:
     """Drop the program's own modules from `sys.modules`, so each run imports (and registers) them afresh,
     as each `pulumi up` does in a new process."""
     root = folder.resolve()
+    installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None)
-        if where and Path(where).resolve().is_relative_to(root):
+        if not where:
+            continue
+        path = Path(where).resolve()
+        # A virtualenv inside the program folder (`pulumi new`'s layout) holds pulumi, grpc and protobuf:
+        # dropping those would break the running SDK.
+        if any(path.is_relative_to(p) for p in installed) or {"site-packages", "dist-packages"} & set(path.parts):
+            continue
+        if path.is_relative_to(root):
             del sys.modules[name]
 
 

@@ -305,6 +305,9 @@ def recorded(stack: StackFile, monitor: RecordingMonitor) -> Plan:
     stack_outputs: dict[str, Any] = dict(getattr(root, "outputs", {}))
     loop = asyncio.get_event_loop()
     outputs = {k: loop.run_until_complete(_resolve(v)) for k, v in stack_outputs.items()}
+    filled = getattr(monitor.mocks, "filled", {})
+    for r in monitor.registrations:
+        r.filled = dict(filled.get((r.type, r.name), {}))
     return Plan(
         project=stack.project,
         stack=stack.stack,

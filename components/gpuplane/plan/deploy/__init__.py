@@ -40,9 +40,11 @@ class DeployCheckError(Exception):
 
 
 def _cluster_refs(r: PlannedResource) -> set[str]:
+    """How others may name the cluster: its URN, name and ID, with what the engine and provider fill in."""
     ct = rules.CLUSTERS[r.type]
-    name = str(r.inputs.get(ct.name_input, r.name))
-    fields = {"name": name, "project": r.inputs.get("project", ""), "location": r.inputs.get("location", "")}
+    i = {**r.filled, **r.inputs}
+    name = str(i.get(ct.name_input, r.name))
+    fields = {"name": name, "project": i.get("project", ""), "location": i.get("location", "")}
     return {r.urn, name, ct.id_format.format(**fields)}
 
 
