@@ -294,3 +294,9 @@ def test_monitoring_args_helper_still_builds_gpu_monitoring_args() -> None:
     assert "gpu-operator" in text and "replacement: us-west-2" in text
     with pytest.raises(ArgsError, match="exporter"):
         monitoring_args("mine", "nvidia")
+
+
+def test_a_platform_key_cannot_override_the_kind() -> None:
+    with pytest.raises(ArgsError) as info:
+        run(lambda: GkeGpuPlatform("research", {**GKE, "kind": "gke-standard", "platform": "gke-nap"}))
+    assert [p for p, _ in info.value.problems] == ["platform"] and "as `kind`" in str(info.value)

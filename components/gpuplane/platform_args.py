@@ -332,6 +332,9 @@ def platform_config(where: str, kinds: Sequence[str], args: Mapping[str, Any]) -
         doc[section] = {**sec, key: value}
     kind = args.get("kind", kinds[0])
     problems = [(p, PLAIN) for p in unknown_paths(doc)]
+    if "platform" in doc:  # the stack key; a component's platform is its `kind` (it would override it)
+        problems.append(("platform", f"unknown argument: give the platform as `kind` (one of {list(kinds)})"))
+        doc = {k: v for k, v in doc.items() if k != "platform"}
     if str(to_config(kind)) not in kinds:
         problems.insert(0, ("kind", f"{to_config(kind)!r} is not one of {list(kinds)}"))
         kind = kinds[0]
