@@ -461,3 +461,14 @@ def test_platforms_expose_their_provider_and_gpu_nodes() -> None:
     assert got["names"] == ["inference", "training"] and got["pod"]["resources"]["limits"]
     (mine,) = [r for r in regs if r.type == "kubernetes:core/v1:ConfigMap" and r.name == "mine"]
     assert mine.provider and "pulumi:providers:kubernetes::ml-k8s" in mine.provider
+
+
+def test_the_exporters_pod_quota_follows_gpu_nodes_given_as_an_output() -> None:
+    """Through the multi-language package every dependent input is an Output: the quota still sizes itself."""
+
+    def program() -> None:
+        nodes = [{"pool": "l4", "labels": {}, "taints": [], "resource": "nvidia.com/gpu", "nodes": 70}]
+        DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": pulumi.Output.from_input(nodes)})
+
+    (quota,) = [r.inputs for r in run(program) if r.type == "kubernetes:core/v1:ResourceQuota"]
+    assert quota["spec"]["hard"]["pods"] == "140"

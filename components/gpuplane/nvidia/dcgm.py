@@ -200,15 +200,20 @@ class DcgmExporter(pulumi.ComponentResource):
         ns_obj = privileged_namespace(namespace)
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_obj["metadata"], opts=child)
         after_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
-        quota = quota_manifest(
-            namespace, quota_pods(args.get("max_gpu_nodes") or reachable_nodes(args.get("gpu_nodes")))
+        given = args.get("max_gpu_nodes")
+        quota = quota_manifest(namespace, quota_pods(given or 0))
+        # With `gpu_nodes` an Output (always so through the multi-language package) the pods follow once known.
+        spec = (
+            quota["spec"]
+            if given
+            else lift(
+                args.get("gpu_nodes") or [], lambda n: quota_manifest(namespace, quota_pods(reachable_nodes(n)))["spec"]
+            )
         )
         needs: list[pulumi.Resource] = [ns]
         if HOST_DRIVERS[host].priority_quota:
             needs.append(
-                k8s.core.v1.ResourceQuota(
-                    f"{name}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=after_ns
-                )
+                k8s.core.v1.ResourceQuota(f"{name}-quota", metadata=quota["metadata"], spec=spec, opts=after_ns)
             )
         release = pinned_release(
             f"{name}-release",
