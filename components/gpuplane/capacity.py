@@ -10,7 +10,7 @@ from typing import Any
 
 from .catalog import lookup
 from .catalog.availability import PRICE_SOURCE, SPOT_FRACTION
-from .catalog.pricing import Rates, node_rate
+from .catalog.pricing import DWS_OPTIONS, Rates, node_rate
 from .config.capacity import capacity_order, reserved_nodes
 from .config.model import GpuPool, StackConfig
 from .fleet import region_configs
@@ -152,7 +152,7 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
 
 def _dws_note(cfg: StackConfig) -> str:
     """How flex-start and queued A2/A3/A4 rows are priced (`catalog.pricing`), when the stack has any."""
-    dws = {"flex-start", "queued"}
+    dws = DWS_OPTIONS
     if cfg.platform_spec.cloud != "gcp" or not any(dws & set(capacity_order(cfg.platform, p)) for p in cfg.gpuPools):
         return ""
     if cfg.prices.flexStartFraction is not None:

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import yamltext
 from .pins import CHARTS
 
 
@@ -73,3 +74,17 @@ def custom_resource(
         spec=obj["spec"],
         opts=opts,
     )
+
+
+def exec_kubeconfig(context: str, server: str, ca_data: str, exec_: Mapping[str, Any]) -> str:
+    """A one-cluster kubeconfig whose user gets its token from an exec credential plugin (`exec_`: its
+    `command`, `args`, ...; `client.authentication.k8s.io/v1beta1`), never a static token."""
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": context, "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+        "users": [{"name": context, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", **exec_}}}],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+        "current-context": context,
+    }
+    return yamltext.dump(doc, sort_keys=False)

@@ -17,23 +17,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import yamltext
 from .gcp.render import kubeconfig as _gke_document
-
-
-def _exec_user(name: str, command: str, args: list[str], hint: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "user": {
-            "exec": {
-                "apiVersion": "client.authentication.k8s.io/v1beta1",
-                "command": command,
-                **({"args": args} if args else {}),
-                "installHint": hint,
-                **extra,
-            }
-        },
-    }
+from .kube import exec_kubeconfig
 
 
 def eks_document(name: str, endpoint: str, ca_data: str, region: str) -> str:
@@ -41,15 +26,8 @@ def eks_document(name: str, endpoint: str, ca_data: str, region: str) -> str:
     args = ["eks", "get-token", "--cluster-name", name, "--output", "json"]
     if region:
         args += ["--region", region]
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": name, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
-        "users": [_exec_user(name, "aws", args, "Install the AWS CLI v2: https://aws.amazon.com/cli/")],
-        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-        "current-context": name,
-    }
-    return yamltext.dump(doc, sort_keys=False)
+    plugin = {"command": "aws", "args": args, "installHint": "Install the AWS CLI v2: https://aws.amazon.com/cli/"}
+    return exec_kubeconfig(name, endpoint, ca_data, plugin)
 
 
 def region_of_arn(arn: str) -> str:

@@ -100,6 +100,9 @@ BASES: Mapping[str, Basis] = MappingProxyType(
 )
 """Consumption option -> how it bills a node."""
 
+DWS_OPTIONS = frozenset(o for o, b in BASES.items() if b.price is _dws)
+"""The options billed at DWS rates (flex-start, queued)."""
+
 
 def node_rate(
     rates: Rates,
@@ -119,4 +122,4 @@ def node_rate(
     return None if price is None else round(price, 3)
 
 
-__all__ = ["BASES", "DWS_DISCOUNTED", "Basis", "Rates", "node_rate"]
+__all__ = ["BASES", "DWS_DISCOUNTED", "DWS_OPTIONS", "Basis", "Rates", "node_rate"]

@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .. import yamltext
 from ..catalog import lookup
 from ..config.capacity import gcp_pool_zones
 from ..config.gcp import GKE_DEFAULT_ZONES, GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
+from ..kube import exec_kubeconfig
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import gke_accelerator_sharing
 from .capacity_render import pool_capacity
@@ -246,33 +246,13 @@ def gpu_pool_args(
 
 def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
     """A kubeconfig for the cluster that authenticates with `gke-gcloud-auth-plugin` (no static token)."""
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": context,
-                "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate},
-            }
-        ],
-        "users": [
-            {
-                "name": context,
-                "user": {
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                        "command": "gke-gcloud-auth-plugin",
-                        "provideClusterInfo": True,
-                        "installHint": "Install gke-gcloud-auth-plugin: "
-                        "https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
-                    }
-                },
-            }
-        ],
-        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
-        "current-context": context,
+    plugin = {
+        "command": "gke-gcloud-auth-plugin",
+        "provideClusterInfo": True,
+        "installHint": "Install gke-gcloud-auth-plugin: "
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
     }
-    return yamltext.dump(doc, sort_keys=False)
+    return exec_kubeconfig(context, f"https://{endpoint}", ca_certificate, plugin)
 
 
 def gpu_limits(pools: Sequence[GpuPool]) -> dict[str, int]:

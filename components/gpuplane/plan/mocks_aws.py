@@ -196,7 +196,7 @@ def physical_node_group_name(inputs: Mapping[str, Any], logical: str) -> str:
     if "nodeGroupNamePrefix" in inputs:
         stamp = str(int(digest(logical), 16))[:18].rjust(18, "0")
         return str(inputs["nodeGroupNamePrefix"]) + stamp + digest(logical, "counter")[:7] + "a"
-    return f"{logical}-{digest(logical)[:7]}"
+    return engine_name(logical)
 
 
 def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str) -> State:
