@@ -231,3 +231,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_sep("-", f"gpuplane: {section}")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+def parse_python(source: str) -> Any:
+    """`ast.parse`, tried a second time after CPython 3.11's spurious `SystemError: AST constructor recursion
+    depth mismatch` (python/cpython gh-106905: the AST builder's error path skips its depth bookkeeping;
+    it surfaced intermittently under pytest-xdist workers, as in pytest-dev/pytest #10763)."""
+    import ast
+    import gc
+
+    try:
+        return ast.parse(source)
+    except SystemError as exc:
+        if "recursion depth mismatch" not in str(exc):
+            raise
+        gc.collect()
+        return ast.parse(source)

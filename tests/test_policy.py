@@ -35,7 +35,7 @@ from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE, Unkn
 
 from gpuplane.plan import Plan, PlannedResource
 
-from .conftest import ROOT, STACKS, stack_with
+from .conftest import ROOT, STACKS, parse_python, stack_with
 from .graph import gpu_node_pools, node_models
 from .summary import record
 
@@ -168,7 +168,7 @@ def test_policies_and_enforcement_levels() -> None:
 
 
 def test_main_only_builds_the_pack_and_the_pack_imports_no_gpuplane_code() -> None:
-    tree = ast.parse((POLICY / "__main__.py").read_text())
+    tree = parse_python((POLICY / "__main__.py").read_text())
     calls = [n for n in tree.body if isinstance(n, ast.Expr)][1:]  # after the docstring
     assert len(calls) == 1 and isinstance(calls[0].value, ast.Call)
     call = calls[0].value
@@ -179,7 +179,7 @@ def test_main_only_builds_the_pack_and_the_pack_imports_no_gpuplane_code() -> No
     assert isinstance(kwargs["policies"], ast.Name) and kwargs["policies"].id == "POLICIES"
     third_party: set[str] = set()
     for path in [POLICY / "__main__.py", *(POLICY / "gpuplane_policy").rglob("*.py")]:  # not policy/venv
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse_python(path.read_text())):
             if isinstance(node, ast.Import):
                 third_party |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import ROOT
+from .conftest import ROOT, parse_python
 from .engines import unavailable
 
 
@@ -136,7 +136,7 @@ def test_declared_dependencies_cover_every_import() -> None:
     importers: dict[str, set[str]] = {}
     for path in (ROOT / "components").rglob("*.py"):
         here: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse_python(path.read_text())):
             if isinstance(node, ast.Import):
                 here |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
