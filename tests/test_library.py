@@ -472,3 +472,59 @@ def test_the_exporters_pod_quota_follows_gpu_nodes_given_as_an_output() -> None:
 
     (quota,) = [r.inputs for r in run(program) if r.type == "kubernetes:core/v1:ResourceQuota"]
     assert quota["spec"]["hard"]["pods"] == "140"
+
+
+@pytest.mark.parametrize("region", ["europe-west4", "asia-northeast1", "us-east5"])
+def test_an_output_location_is_unknown_to_the_rules_not_a_stand_in_region(region: str) -> None:
+    # The region is an Output: no rule may judge the pool's zones or reservation against some other region.
+    zone = {"europe-west4": "europe-west4-b", "asia-northeast1": "asia-northeast1-b", "us-east5": "us-east5-a"}[region]
+
+    def program() -> None:
+        cluster = gcp.container.Cluster("mine", name="mine", project="p", location=region, initial_node_count=1)
+        pool = {"name": "h100", "gpu": GpuType.H100, "gpus_per_node": 8, "max_nodes": 2, "zones": [zone]}
+        reserved = {**pool, "name": "held", "capacity": ["reserved"], "reservation": {"names": ["r1"], "zone": zone}}
+        GkeGpuNodePools(
+            "gpu",
+            {
+                "cluster": cluster.id,
+                "location": cluster.location,
+                "node_service_account": "nodes@p.iam.gserviceaccount.com",
+                "gpu_pools": [pool, reserved],  # type: ignore[list-item]
+            },
+        )
+
+    pools = of_type(run(program), "gcp:container/nodePool:NodePool")
+    assert [p.inputs["nodeLocations"] for p in pools] == [[zone], [zone]]  # the pool's own zones are kept
+    assert all(p.inputs["location"] == region for p in pools)
+
+
+@pytest.mark.parametrize("component", ["node-groups", "karpenter"])
+def test_eks_components_judge_no_zone_against_a_region_they_were_not_given(component: str) -> None:
+    # Neither component takes a region (it is the provider's): a reservation in eu-west-1 must plan.
+    pool = {
+        "name": "h100",
+        "gpu": GpuType.H100,
+        "max_nodes": 2,
+        "capacity": ["reserved"],
+        "reservation": {"ids": ["cr-0123456789abcdef0"], "zone": "eu-west-1a"},
+    }
+
+    def program() -> None:
+        if component == "node-groups":
+            EksGpuNodeGroups(
+                "gpu",
+                {
+                    "cluster_name": "mine",
+                    "node_role_arn": "arn:aws:iam::111122223333:role/nodes",
+                    "subnet_ids": ["subnet-0a"],
+                    "gpu_pools": [pool],  # type: ignore[list-item]
+                },
+            )
+        else:
+            KarpenterGpuNodePools(
+                "gpu",
+                {"cluster_name": "mine", "node_role": "KarpenterNodeRole-mine", "gpu_pools": [pool]},  # type: ignore[list-item]
+            )
+
+    regs = run(program)
+    assert of_type(regs, "aws:eks/nodeGroup:NodeGroup") or of_type(regs, "kubernetes:karpenter.sh/v1:NodePool")

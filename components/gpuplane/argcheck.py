@@ -1,11 +1,12 @@
 """Component args -> the stack config models, validated by the same `parse_config` as a stack, so each rule
-lives in one place. A bad argument raises `ArgsError` (a `ConfigError`) naming the argument path,
+lives in one place. An argument given as an Output is unknown to the rules, never a stand-in value. A bad
+argument raises `ArgsError` (a `ConfigError`) naming the argument path,
 e.g. `gpu_pools[1].gpus_per_node`, before any resource is registered."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -16,10 +17,6 @@ from .config.model import StackConfig
 from .inputs import GpuPoolArgs
 
 T = TypeVar("T")
-
-PLACEHOLDER_PROJECT = "gpuplane-args"
-"""A valid project ID for validating pools when the real one is an Output (never rendered)."""
-PLACEHOLDER_CLUSTER = "cluster"
 
 
 class ArgsError(ConfigError):
@@ -97,12 +94,17 @@ def in_arg_terms(reason: str) -> str:
 
 
 def check(
-    where: str, raw: Mapping[str, Any], renames: Mapping[str, str], also: Sequence[tuple[str, str]] = ()
+    where: str,
+    raw: Mapping[str, Any],
+    renames: Mapping[str, str],
+    also: Sequence[tuple[str, str]] = (),
+    unknown: Collection[str] = (),
 ) -> StackConfig:
     """Validate a stack-config document built from args; problems come back as argument paths, with the
-    problems `also` found before (unknown arguments) in the same `ArgsError`."""
+    problems `also` found before (unknown arguments) in the same `ArgsError`. What an argument holds as an
+    Output is left out of `raw` and named in `unknown` (`config.load.UNKNOWABLE`): rules that need it skip."""
     try:
-        cfg = parse_config(raw)
+        cfg = parse_config(raw, unknown)
     except ConfigError as exc:
         problems = [(arg_path(p, renames), in_arg_terms(snake(r))) for p, r in exc.problems]
         borrowed = renames.get("cluster.name", "cluster_label")

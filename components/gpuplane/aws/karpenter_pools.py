@@ -19,8 +19,6 @@ from . import efa
 from . import karpenter_render as kr
 from .placement_group import own_placement_group
 
-PLACEHOLDER_REGION = "us-east-1"
-
 
 class ConsolidationPolicy(StrEnum):
     """When Karpenter removes GPU nodes."""
@@ -112,7 +110,6 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
             {
                 "platform": "eks-karpenter",
                 "cluster": {"name": label},
-                "aws": {"region": PLACEHOLDER_REGION},
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
                 "karpenter": {camel(k): v for k, v in settings.items()},
             },
@@ -122,6 +119,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
                 "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster_name",
             },
             also=unknown,
+            unknown=("aws",),  # the region is the provider's
         )
         assert cfg.karpenter is not None
         super().__init__("gpuplane:aws:KarpenterGpuNodePools", name, None, opts)

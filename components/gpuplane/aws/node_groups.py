@@ -16,9 +16,6 @@ from .capacity_render import reservation_zone, reserved_launch_args
 from .cluster import subnets_in_zones
 from .live_size import with_live_size
 
-PLACEHOLDER_REGION = "us-east-1"
-"""AWS pool checks do not depend on the region; the model needs one."""
-
 
 class EksGpuNodeGroupsArgs(TypedDict):
     """Arguments of `EksGpuNodeGroups`."""
@@ -72,11 +69,11 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             {
                 "platform": "eks-managed",
                 "cluster": {"name": label},
-                "aws": {"region": PLACEHOLDER_REGION},
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
             },
             {"gpuPools": "gpu_pools", "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster_name"},
             also=unknown,
+            unknown=("aws",),  # the region is the provider's
         )
         super().__init__("gpuplane:aws:EksGpuNodeGroups", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

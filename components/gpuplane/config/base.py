@@ -54,6 +54,12 @@ def context_value(info: ValidationInfo, key: str) -> object:
     return (info.context or {}).get(key)
 
 
+def unknown(info: ValidationInfo) -> frozenset[str]:
+    """What the caller left unknown (`parse_config(unknown=...)`): rules that read it skip."""
+    found = context_value(info, "unknown")
+    return found if isinstance(found, frozenset) else frozenset()
+
+
 def bad_labels(labels: dict[str, str]) -> list[str]:
     """Keys of `labels` that are not valid Kubernetes label keys or whose values are invalid."""
     return sorted(k for k, v in labels.items() if not LABEL_KEY.match(k) or not LABEL_VALUE.match(v))

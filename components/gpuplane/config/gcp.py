@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from .base import Model, shaped
+from .base import Model, shaped, unknown
 from .regions import known_region, known_zones
 
 GKE_DEFAULT_ZONES = 3
@@ -38,11 +38,14 @@ class AuthorizedNetwork(Model):
 class GcpConfig(Model):
     """Where a GKE cluster lives and who can reach it."""
 
-    project: str = Field(
+    project: str | None = Field(
+        default=None,
+        validate_default=True,
+        json_schema_extra={"stack": "required"},  # a component's caller may leave it to the provider
         pattern=shaped(
             r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
             "must be a GCP project ID: 6 to 30 lowercase letters, digits or '-', starting with a letter (e.g. acme-ml)",
-        )
+        ),
     )
     """GCP project ID."""
     region: str = Field(pattern=shaped(r"^[a-z]+-[a-z]+[0-9]+$", "must look like us-central1"))
@@ -82,6 +85,13 @@ class GcpConfig(Model):
     ADVANCED_DATAPATH`), which `network: gpudirect` pools need. A cluster setting of its own, so adding or
     removing GPUDirect pools never changes the cluster: turning it on (or off) later replaces an existing
     cluster (the datapath provider cannot change in place), so decide when the cluster is created."""
+
+    @field_validator("project")
+    @classmethod
+    def _project_known(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None and "gcp.project" not in unknown(info):
+            raise ValueError("required key is missing")
+        return v
 
     @field_validator("region")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Annotated, Any
 
 import pulumi
@@ -84,11 +84,19 @@ def _reason(err: Mapping[str, Any]) -> str:
     return f"{err['msg']} (got {err['input']!r})"
 
 
-def parse_config(raw: Mapping[str, Any]) -> StackConfig:
+UNKNOWABLE = ("gcp", "aws", "gcp.project")
+"""What a component may leave unknown (it holds an Output when the program runs): a cloud section (the
+cluster's location, so region and zone rules skip it) or the GKE project. A stack file knows them all."""
+
+
+def parse_config(raw: Mapping[str, Any], unknown: Collection[str] = ()) -> StackConfig:
     """Validate the `gpuplane` namespace (keys without the `gpuplane:` prefix) into a `StackConfig`.
 
+    `unknown` (from `UNKNOWABLE`): parts a component's caller gave as Outputs. They are left out of `raw`
+    and every rule that would read them skips, rather than judging a stand-in value.
     Raises `ConfigError` listing every problem at once. Nothing is registered with Pulumi here.
     """
+    assert set(unknown) <= set(UNKNOWABLE), f"not unknowable: {sorted(set(unknown) - set(UNKNOWABLE))}"
     platform = PLATFORMS.get(str(raw.get("platform", "")))
     pools = raw.get("gpuPools")
     context = {
@@ -97,6 +105,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
         "platform": platform,
         "pool_names": _pool_names(pools),
         "allow_unlisted_regions": raw.get(OPT_IN) is True,
+        "unknown": frozenset(unknown),
     }
     try:
         cfg = StackConfig.model_validate(dict(raw), context=context)

@@ -15,7 +15,7 @@ from ..catalog import NODE_IMAGES, PLATFORMS, Platform, operator_components
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
-from .base import context_value, shaped, suggest
+from .base import context_value, shaped, suggest, unknown
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .monitoring import MonitoringConfig
@@ -148,7 +148,7 @@ class StackConfig(_Model):
         if not isinstance(platform, Platform):
             return v
         article, kind = KUBERNETES_SERVICES[str(info.field_name)]
-        if v is None and platform.cloud == info.field_name:
+        if v is None and platform.cloud == info.field_name and info.field_name not in unknown(info):
             raise ValueError(f"required for {article} {kind} platform")
         if v is not None and platform.cloud != info.field_name:
             raise ValueError(f"applies to {kind} platforms only, not {platform.name}")

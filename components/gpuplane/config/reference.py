@@ -36,14 +36,20 @@ def reference() -> str:
         out += ["", f"## {title} ({model.__name__})", "", (model.__doc__ or "").strip().splitlines()[0], ""]
         out += ["| key | type | default | meaning |", "|---|---|---|---|"]
         for name, field in model.model_fields.items():
-            if field.default is not PydanticUndefined:
+            stack_required = (
+                isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("stack") == "required"
+            )
+            if stack_required:  # optional only to a component's caller (`parse_config(unknown=...)`)
+                default = "required"
+            elif field.default is not PydanticUndefined:
                 default = f"`{field.default!r}`"
             elif field.default_factory is not None:
                 default = "(see below)" if models_in(field.annotation) else f"`{field.default_factory()!r}`"  # type: ignore[call-arg]
             else:
                 default = "required"
             doc = " ".join((field.description or "").split()).replace("|", "\\|")
-            kind = _type(field.annotation).replace("|", "\\|")
+            kind = _type(field.annotation)
+            kind = (kind.removesuffix(" | None") if stack_required else kind).replace("|", "\\|")
             out.append(f"| `{name}` | `{kind}` | {default} | {doc} |")
             for sub in models_in(field.annotation):
                 queue.append((f"{title.rstrip(':')}{':' if title.endswith(':') else '.'}{name}", sub))

@@ -28,7 +28,7 @@ from ..config.gcp import GcpConfig
 from ..config.model import GpuPool
 from ..config.network import gpudirect_slot
 from ..pins import IMAGES
-from .render import machine_type
+from .render import known_project, machine_type
 
 NETWORKING_API = "networking.gke.io/v1"
 INSTALLER_NAMESPACE = "kube-system"
@@ -284,7 +284,7 @@ def create_networks(
             if network not in nets:
                 nets[network] = gcp.compute.Network(
                     f"{name}-{pool.name}-{'rdma' if rdma else role}",
-                    **network_args(gcp_cfg.project, pool.zones[0], network, spec, rdma),
+                    **network_args(known_project(gcp_cfg), pool.zones[0], network, spec, rdma),
                     opts=opts,
                 )
                 made.append(nets[network])

@@ -9,15 +9,13 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..argcheck import PLACEHOLDER_PROJECT, check, pool_config, require
+from ..argcheck import check, pool_config, require
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..placement import gpu_nodes
 from . import render
 from .cluster import pool_options
 
 ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
-PLACEHOLDER_REGION = "us-central1"
-"""Validates pools when the location is an Output and no zones are given (zones then follow the cluster)."""
 
 
 class GkeGpuNodePoolsArgs(TypedDict):
@@ -67,21 +65,21 @@ class GkeGpuNodePools(pulumi.ComponentResource):
         )
         cluster, location = args["cluster"], args["location"]
         zones = list(args.get("zones") or [])
-        located = isinstance(location, str)
         region, zonal = region_of(location) if isinstance(location, str) else ("", [])
-        region = region or (region_of(zones[0])[0] if zones else PLACEHOLDER_REGION)
+        region = region or (region_of(zones[0])[0] if zones else "")
         label = args.get("cluster_label") or (cluster.rsplit("/", 1)[-1] if isinstance(cluster, str) else name)
         project = args.get("project")
+        # An Output location without zones leaves the region unknown to the rules (zones follow the cluster's);
+        # an Output (or the provider's) project is unknown too. Neither is ever replaced by a stand-in.
+        gcp_section: dict[str, Any] = {"region": region, "zones": zones or zonal}
+        if isinstance(project, str):
+            gcp_section["project"] = project
         cfg = check(
             where,
             {
                 "platform": "gke-standard",
                 "cluster": {"name": label},
-                "gcp": {
-                    "project": project if isinstance(project, str) else PLACEHOLDER_PROJECT,
-                    "region": region,
-                    "zones": zones or zonal,
-                },
+                **({"gcp": gcp_section} if region else {}),
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
                 "allowUnlistedRegions": bool(args.get("allow_unlisted_regions")),
             },
@@ -94,9 +92,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster",
             },
             also=unknown,
+            unknown=("gcp.project",) if region else ("gcp",),
         )
         super().__init__("gpuplane:gcp:GkeGpuNodePools", name, None, opts)
-        assert cfg.gcp is not None
         pools = []
         self.gpu_nodes = []
         for pool in cfg.gpuPools:
@@ -105,12 +103,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
             )
             pool_args["location"] = location
             if project is None:
-                del pool_args["project"]  # the provider's project
+                pool_args.pop("project", None)  # the provider's project
             else:
                 pool_args["project"] = project
-            if not located and not zones:
-                pool_args.pop("node_locations", None)  # the cluster's node locations
-                pool_args["initial_node_count"] = render.initial_node_count(pool.minNodes, None)
             pools.append(
                 gcp.container.NodePool(
                     f"{name}-{pool.name}", **pool_args, opts=pool_options(pulumi.ResourceOptions(parent=self))

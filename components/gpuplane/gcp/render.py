@@ -109,10 +109,19 @@ def accelerator(pool: GpuPool) -> str:
     return gpu.gcp.accelerator
 
 
-def pool_zones(pool: GpuPool, gcp: GcpConfig) -> list[str] | None:
+def pool_zones(pool: GpuPool, gcp: GcpConfig | None) -> list[str] | None:
     """Zones for a GPU pool (`config.capacity.gcp_pool_zones`: its own, else the cluster's zones that offer
-    its GPU), or None when the catalog has no data for the region (the cluster's node locations apply)."""
+    its GPU), or None when the catalog has no data for the region or the region is not known yet (`gcp`
+    None: a component given the location as an Output): the cluster's node locations then apply."""
+    if gcp is None:
+        return list(pool.zones or []) or None
     return gcp_pool_zones(pool, gcp.region, gcp.zones)
+
+
+def known_project(gcp: GcpConfig) -> str:
+    """The stack's project (a stack file always names it; only a component's caller may leave it unknown)."""
+    assert gcp.project is not None, "gcp.project is unknown"
+    return gcp.project
 
 
 def cluster_args(
@@ -127,7 +136,7 @@ def cluster_args(
         "initial_node_count": 1,
         "deletion_protection": cluster.deletionProtection,
         "release_channel": {"channel": cluster.releaseChannel},
-        "workload_identity_config": {"workload_pool": f"{gcp.project}.svc.id.goog"},
+        "workload_identity_config": {"workload_pool": f"{known_project(gcp)}.svc.id.goog"},
         "enable_shielded_nodes": True,
         "ip_allocation_policy": {"stack_type": "IPV4"},
         "resource_labels": {"managed-by": "gpuplane"},
@@ -199,11 +208,18 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
 
 
 def gpu_pool_args(
-    cluster: ClusterConfig, gcp: GcpConfig, pool: GpuPool, cluster_id: Any, sa_email: Any, own_cluster: bool = True
+    cluster: ClusterConfig,
+    gcp: GcpConfig | None,
+    pool: GpuPool,
+    cluster_id: Any,
+    sa_email: Any,
+    own_cluster: bool = True,
 ) -> dict[str, Any]:
     """Arguments of one GPU `gcp.container.NodePool`: accelerators with the GKE-managed driver,
     spot, autoscaling from min to max (totals across zones), GPU taint, labels, shielded nodes. On a
-    cluster gpuplane did not create (`own_cluster=False`) node IPs follow that cluster's own default."""
+    cluster gpuplane did not create (`own_cluster=False`) node IPs follow that cluster's own default.
+    `gcp` None (a component's caller gave the location as an Output): no project or location here (the
+    caller sets them), and the zones are the pool's own or else the cluster's node locations."""
     node_config = _node_config(
         machine_type(pool), pool.diskSizeGb, pool.diskType, sa_email, pool_labels(cluster.name, pool)
     )
@@ -226,11 +242,10 @@ def gpu_pool_args(
     zones = pool_zones(pool, gcp)
     args = {
         "name": pool.name,
-        "project": gcp.project,
-        "location": gcp.region,
+        **({"project": gcp.project, "location": gcp.region} if gcp is not None else {}),
         "cluster": cluster_id,
         **({"node_locations": zones} if zones else {}),
-        "initial_node_count": initial_node_count(pool.minNodes, zones or gcp.zones),
+        "initial_node_count": initial_node_count(pool.minNodes, zones or (gcp.zones if gcp else None)),
         "autoscaling": {
             "total_min_node_count": pool.minNodes,
             "total_max_node_count": pool.maxNodes,
@@ -238,7 +253,7 @@ def gpu_pool_args(
         },
         "management": {"auto_repair": True, "auto_upgrade": True},
         "upgrade_settings": dict(GPU_POOL_UPGRADE),
-        **(pool_network_args(gcp) if own_cluster else {}),
+        **(pool_network_args(gcp) if own_cluster and gcp is not None else {}),
         "node_config": node_config,
     }
     return pool_capacity(pool, args)
