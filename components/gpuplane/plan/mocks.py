@@ -226,7 +226,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             state = self.outputs.get(args.typ, _echo)(args)
         if args.typ == "eks:index:Cluster":
             self.eks_clusters[f"{args.name}"] = mocks_aws.eks_cluster_name(args.inputs, args.name)
-            inner = mocks_aws.eks_cluster_state(state, self.eks_clusters[args.name])
+            inner = mocks_aws.eks_cluster_state(state, self.eks_clusters[args.name], self.region())
             typ = "eks:index:Cluster$aws:eks/cluster:Cluster"
             state["eksCluster"] = self._inner(typ, f"{args.name}-eksCluster", str(inner["name"]), inner)
         return resource_id(args, state), state
@@ -258,7 +258,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         """Register the `aws.eks.NodeGroup` the remote component creates, and return a reference to it."""
         cluster_ref = str(args.inputs.get("cluster", ""))
         cluster = next((n for urn_name, n in self.eks_clusters.items() if cluster_ref.endswith("::" + urn_name)), "")
-        ng_state = mocks_aws.node_group_state(args, cluster)
+        ng_state = mocks_aws.node_group_state(args, cluster, self.region())
         ng_id = f"{cluster}:{ng_state['nodeGroupName']}"
         ref = self._inner("eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup", args.name, ng_id, ng_state)
         return f"{args.name}-{digest(args.name)[:8]}", {**args.inputs, "nodeGroup": ref}

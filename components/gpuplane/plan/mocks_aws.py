@@ -41,9 +41,9 @@ def physical_name(a: pulumi.runtime.MockResourceArgs) -> str:
     return str(a.inputs.get("name") or engine_name(a.name))
 
 
-def _ec2(a: pulumi.runtime.MockResourceArgs) -> State:
+def _ec2(a: pulumi.runtime.MockResourceArgs, region: str) -> State:
     rid = ec2_id(a.typ, a.name)
-    state: State = {**a.inputs, "id": rid, "arn": f"arn:aws:ec2:region:{ACCOUNT}:{rid}"}
+    state: State = {**a.inputs, "id": rid, "arn": f"arn:aws:ec2:{region}:{ACCOUNT}:{rid}"}
     if a.typ == "aws:ec2/launchTemplate:LaunchTemplate":
         state.update(
             {
@@ -163,14 +163,14 @@ def eks_cluster_name(inputs: Mapping[str, Any], logical: str) -> str:
     return str(inputs.get("name") or engine_name(f"{logical}-eksCluster"))
 
 
-def eks_cluster_state(component: State, name: str) -> State:
+def eks_cluster_state(component: State, name: str, region: str) -> State:
     """What AWS reports for the `aws.eks.Cluster` inside pulumi-eks's Cluster (its `eksCluster` output,
     named `<name>-eksCluster` by pulumi-eks nodejs/eks/cluster/cluster.ts): name, version, endpoint, OIDC issuer."""
     core = component.get("core") or {}
     return {
         "name": name,
         "version": str(component.get("version") or DEFAULT_EKS_VERSION),
-        "arn": f"arn:aws:eks:region:{ACCOUNT}:cluster/{name}",
+        "arn": f"arn:aws:eks:{region}:{ACCOUNT}:cluster/{name}",
         "endpoint": core.get("endpoint", ""),
         "certificateAuthority": {"data": "LS0tLS1CRUdJTi0tLS0t"},
         "status": "ACTIVE",
@@ -199,7 +199,7 @@ def physical_node_group_name(inputs: Mapping[str, Any], logical: str) -> str:
     return engine_name(logical)
 
 
-def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str) -> State:
+def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str, region: str) -> State:
     """What EKS reports for the `aws.eks.NodeGroup` inside a ManagedNodeGroup: its Auto Scaling group."""
     ng = physical_node_group_name(a.inputs, a.name)
     asg = f"eks-{ng}-{digest(ng)[:8]}-{digest(ng)[8:12]}-{digest(ng)[12:16]}"
@@ -207,7 +207,7 @@ def node_group_state(a: pulumi.runtime.MockResourceArgs, cluster: str) -> State:
         "nodeGroupName": ng,
         "clusterName": cluster,
         "status": "ACTIVE",
-        "arn": f"arn:aws:eks:region:{ACCOUNT}:nodegroup/{cluster}/{ng}/{digest(ng)[:8]}",
+        "arn": f"arn:aws:eks:{region}:{ACCOUNT}:nodegroup/{cluster}/{ng}/{digest(ng)[:8]}",
         "resources": [{"autoscalingGroups": [{"name": asg}], "remoteAccessSecurityGroupId": ""}],
     }
 
@@ -299,7 +299,9 @@ def _named(service: str, kind: str, region: str) -> Callable[[pulumi.runtime.Moc
 
 def outputs(region: Callable[[], str]) -> dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]]:
     """Type token -> outputs, for AWS and pulumi-eks resources."""
-    table: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {t: _ec2 for t in ID_PREFIX}
+    table: dict[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {
+        t: lambda a: _ec2(a, region()) for t in ID_PREFIX
+    }
     table["aws:iam/role:Role"] = _role
     table["aws:sqs/queue:Queue"] = lambda a: _queue(region())(a)
     table["aws:cloudwatch/eventRule:EventRule"] = lambda a: _named("events", "rule", region())(a)
@@ -307,5 +309,8 @@ def outputs(region: Callable[[], str]) -> dict[str, Callable[[pulumi.runtime.Moc
     table["aws:kms/alias:Alias"] = lambda a: _kms_alias(region())(a)
     table["eks:index:Cluster"] = lambda a: _eks_cluster(region())(a)
     # A node group gpuplane creates itself (`EksGpuNodeGroups`, on a cluster it did not create).
-    table["aws:eks/nodeGroup:NodeGroup"] = lambda a: {**a.inputs, **node_group_state(a, str(a.inputs["clusterName"]))}
+    table["aws:eks/nodeGroup:NodeGroup"] = lambda a: {
+        **a.inputs,
+        **node_group_state(a, str(a.inputs["clusterName"]), region()),
+    }
     return table

@@ -32,7 +32,7 @@ def _eks_cluster(region: str, name: str, version: Any = None) -> State:
     oidc = digest(name)[:32].upper()
     issuer = f"https://oidc.eks.{region}.amazonaws.com/id/{oidc}"
     core = {"endpoint": f"https://{oidc}.gr7.{region}.eks.amazonaws.com", "oidcIssuer": issuer[len("https://") :]}
-    state = eks_cluster_state({"version": version, "core": core, "oidcIssuer": core["oidcIssuer"]}, name)
+    state = eks_cluster_state({"version": version, "core": core, "oidcIssuer": core["oidcIssuer"]}, name, region)
     return {
         **state,
         "arn": f"arn:aws:eks:{region}:{ACCOUNT}:cluster/{name}",
