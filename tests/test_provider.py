@@ -16,9 +16,10 @@ from gpuplane.provider import COMPONENTS
 from .conftest import ROOT
 
 EXPOSED = {
-    "GkeGpuNodePools": ({"cluster", "location", "nodeServiceAccount", "gpuPools"}, {"nodePoolNames", "gpuNodes"}),
-    "EksGpuNodeGroups": ({"clusterName", "nodeRoleArn", "subnetIds", "gpuPools"}, {"nodeGroupNames", "gpuNodes"}),
-    "KarpenterGpuNodePools": ({"clusterName", "nodeRole", "gpuPools"}, {"nodePoolNames", "gpuNodes"}),
+    "GkeGpuNodePools": ({"cluster", "nodeServiceAccount", "gpuPools"}, {"nodePoolNames", "gpuNodes"}),
+    # `clusterName` and `subnetIds` may come from the `cluster` object instead (the component says which is missing)
+    "EksGpuNodeGroups": ({"nodeRoleArn", "gpuPools"}, {"nodeGroupNames", "gpuNodes"}),
+    "KarpenterGpuNodePools": ({"nodeRole", "gpuPools"}, {"nodePoolNames", "gpuNodes"}),
     "GpuOperator": (set(), {"namespace", "releaseName"}),
     "DcgmExporter": ({"host"}, {"namespace", "releaseName", "serviceName"}),
     "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration"}),

@@ -106,21 +106,40 @@ def test_stack_imports_only_its_cloud_sdks(stack: str, not_imported: list[str]) 
     assert out.stdout.strip() == "[]"
 
 
-def test_readme_python_example_runs_under_mocks() -> None:
-    """docs/library.md's "use the components" snippet is a real program: run it under the plan's mocks."""
+LIBRARY_SNIPPETS = {
+    "eks-cluster-object": (
+        {"aws:region": "us-west-2"},
+        {"gpuplane:aws:EksGpuNodeGroups", "aws:eks/nodeGroup:NodeGroup", "pulumi:providers:kubernetes"},
+    ),
+    "gke-outputs": (
+        {},
+        {"gpuplane:gcp:GkeGpuNodePools", "gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release"},
+    ),
+}
+
+
+@pytest.mark.parametrize("snippet", range(len(LIBRARY_SNIPPETS)), ids=list(LIBRARY_SNIPPETS))
+def test_library_python_examples_run_under_mocks_and_deploy(snippet: int) -> None:
+    """docs/library.md's "use the components" snippets are real programs: run each under the plan's mocks,
+    and the deploy simulator finds nothing a first `pulumi up` would trip on."""
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
+    from gpuplane.plan.deploy import check
     from gpuplane.plan.mocks import PlanMocks
-    from gpuplane.plan.runner import install
+    from gpuplane.plan.runner import install, recorded
     from gpuplane.plan.stackfile import StackFile
 
-    readme = (ROOT / "docs" / "library.md").read_text()
-    code = readme.split("# Use the components in your own program")[1].split("```python")[1].split("```")[0]
-    monitor = install(StackFile(project="gpuplane", stack="readme", config={}), PlanMocks())
+    doc = (ROOT / "docs" / "library.md").read_text()
+    section = doc.split("# Use the components in your own program")[1].split("\n## ")[0]
+    code = section.split("```python")[1 + snippet].split("```")[0]
+    config, types = list(LIBRARY_SNIPPETS.values())[snippet]
+    stack = StackFile(project="gpuplane", stack="readme", config=config)
+    monitor = install(stack, PlanMocks())
     _sync_await(run_pulumi_func(lambda: exec(code, {"__name__": "readme"})))
-    types = {r.type for r in monitor.registrations}
-    assert {"gpuplane:gcp:GkeGpuNodePools", "gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release"} <= types
+    plan = recorded(stack, monitor)
+    assert types <= {r.type for r in plan.resources}
+    assert check(plan) == [], [str(v) for v in check(plan)]
 
 
 def test_every_subpackage_is_packaged() -> None:

@@ -117,16 +117,27 @@ def check(
     return cfg
 
 
-def require(where: str, args: Mapping[str, Any], keys: Sequence[str], cls: Any = None) -> list[tuple[str, str]]:
+def require(
+    where: str, args: Mapping[str, Any], keys: Sequence[str], cls: Any = None, also: Sequence[tuple[str, str]] = ()
+) -> list[tuple[str, str]]:
     """Required args present (Python does not check a TypedDict at runtime): an `ArgsError` naming the
     missing ones and, given the args' TypedDict `cls`, the undeclared top-level ones. With nothing missing,
-    the undeclared ones are returned, for `check(..., also=)` to report with the rest (the config check
-    names undeclared keys inside typed sections)."""
-    missing = [(k, "required argument is missing") for k in keys if args.get(k) is None]
-    unknown = shape_problems(args, cls, nested=False) if cls is not None else []
+    the undeclared ones (and the problems `also` found) are returned, for `check(..., also=)` to report
+    with the rest (the config check names undeclared keys inside typed sections)."""
+    cluster = (
+        " (or pass `cluster`, your cluster object)" if cls is not None and "cluster" in cls.__annotations__ else ""
+    )
+    missing = [
+        (k, f"required argument is missing{cluster if k in CLUSTER_GIVES else ''}") for k in keys if args.get(k) is None
+    ]
+    unknown = [*also, *(shape_problems(args, cls, nested=False) if cls is not None else [])]
     if missing or any(r.startswith(PLAIN_ONLY) for _, r in unknown):  # nothing further can be checked
         raise ArgsError(where, unknown + missing)
     return unknown
+
+
+CLUSTER_GIVES = ("cluster_name", "subnet_ids", "location")
+"""Required arguments a cluster object (`cluster`) can give instead."""
 
 
 def known(value: Any) -> bool:

@@ -17,8 +17,18 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .gcp.render import kubeconfig as _gke_document
 from .kube import exec_kubeconfig
+
+
+def gke_document(context: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig for a GKE cluster that authenticates with `gke-gcloud-auth-plugin` (no static token)."""
+    plugin = {
+        "command": "gke-gcloud-auth-plugin",
+        "provideClusterInfo": True,
+        "installHint": "Install gke-gcloud-auth-plugin: "
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
+    }
+    return exec_kubeconfig(context, f"https://{endpoint}", ca_certificate, plugin)
 
 
 def eks_document(name: str, endpoint: str, ca_data: str, region: str) -> str:
@@ -41,7 +51,7 @@ def gke_kubeconfig(cluster: Any) -> pulumi.Output[str]:
     parts = pulumi.Output.all(
         cluster.project, cluster.location, cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate
     )
-    return pulumi.Output.secret(parts.apply(lambda p: _gke_document(f"gke_{p[0]}_{p[1]}_{p[2]}", str(p[3]), str(p[4]))))
+    return pulumi.Output.secret(parts.apply(lambda p: gke_document(f"gke_{p[0]}_{p[1]}_{p[2]}", str(p[3]), str(p[4]))))
 
 
 def eks_kubeconfig(cluster: Any) -> pulumi.Output[str]:

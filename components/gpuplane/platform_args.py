@@ -145,7 +145,9 @@ class GpuMonitoringArgs(TypedDict):
     """Arguments of `GpuMonitoring`: which exporter to scrape, on which cluster, and how."""
 
     cluster: pulumi.Input[str]
-    """Cluster name: the `cluster` label on every series (and kube-prometheus-stack's external label)."""
+    """Cluster name: the `cluster` label on every series (and kube-prometheus-stack's external label). Or
+    your cluster object (`pulumi_eks.Cluster`, `aws.eks.Cluster`, `gcp.container.Cluster`): its name, its
+    region (unless `region`), and a Kubernetes provider on it made here (`{name}-k8s`) unless `opts` give one."""
     exporter: NotRequired[MonitoredExporter]
     """The exporter to scrape (default dcgm-exporter)."""
     exporter_namespace: NotRequired[pulumi.Input[str]]

@@ -6,7 +6,6 @@ import json
 import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
-import pulumi_kubernetes as k8s
 
 from gpuplane import AmiType, EksGpuNodeGroups, GpuMonitoring, GpuOperator, GpuType, MonitoredExporter
 
@@ -47,33 +46,28 @@ eks.ManagedNodeGroup(
     scaling_config={"min_size": 2, "max_size": 3, "desired_size": 2},
 )
 
+# As pulumi-eks's own ManagedNodeGroup(cluster=...): the components read the cluster's name, version and
+# private subnets from the object, and put their Kubernetes resources on a provider for it (never the
+# ambient kubeconfig).
 groups = EksGpuNodeGroups(
     "gpu",
     {
-        "cluster_name": cluster.eks_cluster.name,
+        "cluster": cluster,
         "node_role_arn": node_role.arn,
-        "subnet_ids": subnet_ids,
-        "kubernetes_version": cluster.eks_cluster.version,
-        "cluster_label": "inference",
         "gpu_pools": [{"name": "a10g", "gpu": GpuType.A10G, "min_nodes": 1, "max_nodes": 4}],
     },
 )
-kubeconfig: pulumi.Output[str] = pulumi.Output.secret(cluster.kubeconfig_json)
-provider = k8s.Provider("inference", kubeconfig=kubeconfig)
 operator = GpuOperator(
     "gpu-operator",
-    {"node_image": AmiType.AL2023_X86_64_NVIDIA, "gpu_nodes": groups.gpu_nodes},
-    opts=pulumi.ResourceOptions(provider=provider, depends_on=[groups]),
+    {"cluster": cluster, "node_image": AmiType.AL2023_X86_64_NVIDIA, "gpu_nodes": groups.gpu_nodes},
+    opts=pulumi.ResourceOptions(depends_on=[groups]),
 )
-# The default integration (scrape-config) creates nothing in the cluster: the scrape job is an output.
+# The default integration (scrape-config) creates nothing in the cluster: the scrape job is an output,
+# labelled with the cluster's name and region.
 monitoring = GpuMonitoring(
     "monitoring",
-    {
-        "cluster": cluster.eks_cluster.name,
-        "region": aws.get_region_output().region,
-        "exporter": MonitoredExporter.GPU_OPERATOR,
-    },
-    opts=pulumi.ResourceOptions(provider=provider, depends_on=[operator]),
+    {"cluster": cluster, "exporter": MonitoredExporter.GPU_OPERATOR, "exporter_namespace": operator.namespace},
+    opts=pulumi.ResourceOptions(depends_on=[operator]),
 )
 
 pulumi.export("gpuNodeGroups", groups.node_group_names)

@@ -32,10 +32,8 @@ cluster = gcp.container.Cluster(
 pools = GkeGpuNodePools(
     "gpu",
     {
-        "cluster": cluster.id,
-        "location": cluster.location,
+        "cluster": cluster,  # the object: its ID, location and project (or pass them as Outputs)
         "node_service_account": nodes_sa.email,
-        "project": cluster.project,
         "zones": conf.get_object("zones") or [],
         "gpu_pools": [
             {"name": "l4", "gpu": GpuType.L4, "spot": True, "max_nodes": 4},
@@ -45,7 +43,8 @@ pools = GkeGpuNodePools(
     },
 )
 
-# The cluster's own provider (kubeconfig with gke-gcloud-auth-plugin): nothing goes to the ambient kubeconfig.
+# The cluster's own provider (kubeconfig with gke-gcloud-auth-plugin), shared by the components below (each
+# would otherwise make its own from `cluster`): nothing goes to the ambient kubeconfig.
 provider = kubernetes_provider("research", cluster)
 on_cluster = pulumi.ResourceOptions(provider=provider, depends_on=[pools])
 exporter = DcgmExporter("dcgm", {"host": ExporterHost.GKE, "gpu_nodes": pools.gpu_nodes}, opts=on_cluster)

@@ -10,6 +10,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from ..argcheck import camel, check, lift, plain, pool_config, require
+from ..clusters import adopt_kubernetes_provider, cluster_problems, from_cluster
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..nodes import pool_labels
@@ -45,8 +46,13 @@ class KarpenterSettingsArgs(TypedDict):
 class KarpenterGpuNodePoolsArgs(TypedDict):
     """Arguments of `KarpenterGpuNodePools`."""
 
-    cluster_name: pulumi.Input[str]
-    """The EKS cluster's name (EC2NodeClasses find its security group, and by default its subnets, by it)."""
+    cluster_name: NotRequired[pulumi.Input[str]]
+    """The EKS cluster's name (EC2NodeClasses find its security group, and by default its subnets, by it);
+    unset: `cluster`'s. One of the two is required."""
+    cluster: NotRequired[Any]
+    """Your cluster object (a `pulumi_eks.Cluster` or an `aws.eks.Cluster`): it gives what is unset of
+    `cluster_name` and `cluster_label` (its resource name), and the NodePools and EC2NodeClasses go to it
+    through a Kubernetes provider made here (`{name}-k8s`) unless `opts` give one."""
     node_role: pulumi.Input[str]
     """Name of the IAM role Karpenter's GPU nodes run as (it needs an EKS access entry)."""
     gpu_pools: Sequence[GpuPoolArgs]
@@ -101,7 +107,14 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         where = f"KarpenterGpuNodePools {name!r}"
-        unknown = require(where, args, ("cluster_name", "node_role", "gpu_pools"), KarpenterGpuNodePoolsArgs)
+        args = from_cluster(args, "aws", {"cluster_name": lambda f: f.name})  # type: ignore[assignment]
+        unknown = require(
+            where,
+            args,
+            ("cluster_name", "node_role", "gpu_pools"),
+            KarpenterGpuNodePoolsArgs,
+            cluster_problems(args, "aws"),
+        )
         cluster = args["cluster_name"]
         label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)
         settings = {k: plain(v) for k, v in (args.get("settings") or {}).items()}
@@ -123,6 +136,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
         )
         assert cfg.karpenter is not None
         super().__init__("gpuplane:aws:KarpenterGpuNodePools", name, None, opts)
+        adopt_kubernetes_provider(self, name, args.get("cluster"))
         child = pulumi.ResourceOptions(parent=self)
         s = cfg.karpenter
         refs = [cluster, args["node_role"], args.get("subnet_ids") or []]

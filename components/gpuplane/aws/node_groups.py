@@ -2,13 +2,14 @@
 (tainted, labelled, IMDSv2 launch templates, scale-from-zero tags for cluster-autoscaler). Typed args
 (no `from __future__ import annotations`: the multi-language package reads these annotations)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
 from ..argcheck import check, pool_config, require
+from ..clusters import ClusterFacts, cluster_problems, from_cluster
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..placement import gpu_nodes
 from . import render
@@ -20,12 +21,18 @@ from .live_size import with_live_size
 class EksGpuNodeGroupsArgs(TypedDict):
     """Arguments of `EksGpuNodeGroups`."""
 
-    cluster_name: pulumi.Input[str]
-    """The EKS cluster's name, e.g. `eks.Cluster(...).eks_cluster.name` (node groups then wait for it)."""
+    cluster_name: NotRequired[pulumi.Input[str]]
+    """The EKS cluster's name, e.g. `eks.Cluster(...).eks_cluster.name` (node groups then wait for it);
+    unset: `cluster`'s. One of the two is required."""
+    cluster: NotRequired[Any]
+    """Your cluster object, as pulumi-eks's `ManagedNodeGroup(cluster=...)` takes it: a `pulumi_eks.Cluster` or
+    an `aws.eks.Cluster`. It gives what is unset of `cluster_name`, `kubernetes_version` (the nodes follow
+    the control plane's), `subnet_ids` (pulumi-eks: its private subnets) and `cluster_label` (its resource
+    name)."""
     node_role_arn: pulumi.Input[str]
     """IAM role the GPU nodes run as (with the EKS worker, CNI and ECR read-only policies)."""
-    subnet_ids: pulumi.Input[Sequence[str]]
-    """Private subnets to launch GPU nodes into, e.g. a VPC stack's output."""
+    subnet_ids: NotRequired[pulumi.Input[Sequence[str]]]
+    """Private subnets to launch GPU nodes into, e.g. a VPC stack's output; unset: `cluster`'s."""
     gpu_pools: Sequence[GpuPoolArgs]
     """One managed node group per entry (checked like `gpuplane:gpuPools` of an eks-managed stack)."""
     kubernetes_version: NotRequired[pulumi.Input[str]]
@@ -44,6 +51,14 @@ def asg_name(group: aws.eks.NodeGroup) -> pulumi.Output[str]:
     return group.resources.apply(first)
 
 
+EKS_FILLS: dict[str, Callable[[ClusterFacts], Any]] = {
+    "cluster_name": lambda f: f.name,
+    "kubernetes_version": lambda f: f.version,
+    "subnet_ids": lambda f: f.subnet_ids,
+}
+"""Arguments a cluster object gives (`clusters.from_cluster`)."""
+
+
 class EksGpuNodeGroups(pulumi.ComponentResource):
     """Managed GPU node groups on an existing EKS cluster: one per pool, with an IMDSv2 / encrypted-gp3
     launch template, the GPU taint and labels, and the node-template tags cluster-autoscaler needs to
@@ -59,8 +74,13 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         where = f"EksGpuNodeGroups {name!r}"
+        args = from_cluster(args, "aws", EKS_FILLS)  # type: ignore[assignment]
         unknown = require(
-            where, args, ("cluster_name", "node_role_arn", "subnet_ids", "gpu_pools"), EksGpuNodeGroupsArgs
+            where,
+            args,
+            ("cluster_name", "node_role_arn", "subnet_ids", "gpu_pools"),
+            EksGpuNodeGroupsArgs,
+            cluster_problems(args, "aws"),
         )
         cluster = args["cluster_name"]
         label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)

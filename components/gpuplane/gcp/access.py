@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig
+from ..kubeconfig import gke_document
 from . import render
 
 
@@ -50,7 +51,7 @@ def kube_access(
     context = f"gke_{gcp_cfg.project}_{gcp_cfg.region}_{cluster_cfg.name}"
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
         pulumi.Output.all(cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-            lambda parts: render.kubeconfig(context, str(parts[0]), str(parts[1]))
+            lambda parts: gke_document(context, str(parts[0]), str(parts[1]))
         )
     )
     provider = k8s.Provider(

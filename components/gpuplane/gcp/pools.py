@@ -3,13 +3,14 @@ or already run. Typed args (no `from __future__ import annotations`: the multi-l
 these annotations)."""
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
 
 from ..argcheck import check, pool_config, require
+from ..clusters import ClusterFacts, facts, from_cluster, is_cluster
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..placement import gpu_nodes
 from . import render
@@ -22,9 +23,12 @@ class GkeGpuNodePoolsArgs(TypedDict):
     """Arguments of `GkeGpuNodePools`."""
 
     cluster: pulumi.Input[str]
-    """The cluster: its ID (`projects/P/locations/L/clusters/C`, e.g. `gcp.container.Cluster(...).id`) or name."""
-    location: pulumi.Input[str]
-    """The cluster's region (or zone, for a zonal cluster), e.g. `cluster.location`."""
+    """The cluster: its ID (`projects/P/locations/L/clusters/C`, e.g. `gcp.container.Cluster(...).id`) or name.
+    Or your `gcp.container.Cluster` itself: it gives its ID and what is unset of `location`, `project` and
+    `cluster_label` (its resource name)."""
+    location: NotRequired[pulumi.Input[str]]
+    """The cluster's region (or zone, for a zonal cluster), e.g. `cluster.location`; unset: `cluster`'s
+    (required when `cluster` is an ID or name)."""
     node_service_account: pulumi.Input[str]
     """Service account email the GPU nodes run as."""
     gpu_pools: Sequence[GpuPoolArgs]
@@ -46,6 +50,10 @@ def region_of(location: str) -> tuple[str, list[str]]:
     return (location[:-2], [location]) if ZONE.match(location) else (location, [])
 
 
+GKE_FILLS: dict[str, Callable[[ClusterFacts], Any]] = {"location": lambda f: f.location, "project": lambda f: f.project}
+"""Arguments a `gcp.container.Cluster` gives (`clusters.from_cluster`)."""
+
+
 class GkeGpuNodePools(pulumi.ComponentResource):
     """gpuplane's GPU node pools on an existing GKE Standard cluster: one tainted, autoscaled pool per
     entry, with the GKE-managed NVIDIA driver (GKE also runs the device plugin)."""
@@ -60,6 +68,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         where = f"GkeGpuNodePools {name!r}"
+        if is_cluster(args.get("cluster")):
+            args = from_cluster(args, "gcp", GKE_FILLS)  # type: ignore[assignment]
+            args["cluster"] = facts(args["cluster"]).cluster_id  # type: ignore[typeddict-item]
         unknown = require(
             where, args, ("cluster", "location", "node_service_account", "gpu_pools"), GkeGpuNodePoolsArgs
         )

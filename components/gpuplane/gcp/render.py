@@ -17,7 +17,6 @@ from ..config.capacity import gcp_pool_zones
 from ..config.gcp import GKE_DEFAULT_ZONES, GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
-from ..kube import exec_kubeconfig
 from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import gke_accelerator_sharing
 from .capacity_render import pool_capacity
@@ -257,17 +256,6 @@ def gpu_pool_args(
         "node_config": node_config,
     }
     return pool_capacity(pool, args)
-
-
-def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig for the cluster that authenticates with `gke-gcloud-auth-plugin` (no static token)."""
-    plugin = {
-        "command": "gke-gcloud-auth-plugin",
-        "provideClusterInfo": True,
-        "installHint": "Install gke-gcloud-auth-plugin: "
-        "https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
-    }
-    return exec_kubeconfig(context, f"https://{endpoint}", ca_certificate, plugin)
 
 
 def gpu_limits(pools: Sequence[GpuPool]) -> dict[str, int]:

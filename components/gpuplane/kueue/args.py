@@ -2,7 +2,7 @@
 the annotations, as in `gpuplane.inputs`)."""
 
 from collections.abc import Mapping, Sequence
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from ..inputs import GpuNodes
 
@@ -61,3 +61,6 @@ class KueueQueuesArgs(TypedDict):
     """Tolerations of Kueue's controller (for tainted system nodes)."""
     namespace: NotRequired[str]
     """Namespace of Kueue itself (created here); default `kueue-system`."""
+    cluster: NotRequired[Any]
+    """Your cluster object (`pulumi_eks.Cluster`, `aws.eks.Cluster` or `gcp.container.Cluster`): the
+    Kubernetes resources go to it through a provider made here (`{name}-k8s`), unless `opts` give one."""

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..argcheck import ArgsError, shape_problems
+from ..clusters import adopt_kubernetes_provider, cluster_problems
 from ..inputs import GpuNodes
 from ..kube import custom_resource, namespace_manifest, pinned_release
 from . import render as r
@@ -85,10 +86,12 @@ class KueueQueues(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
-        problems = shape_problems(args, KueueQueuesArgs) or missing_keys(args) or arg_problems(args)
+        problems = (shape_problems(args, KueueQueuesArgs) + cluster_problems(args)) or missing_keys(args)
+        problems = problems or arg_problems(args)
         if problems:
             raise ArgsError(f"KueueQueues {name!r}", problems)
         super().__init__("gpuplane:kueue:KueueQueues", name, None, opts)
+        adopt_kubernetes_provider(self, name, args.get("cluster"))
         namespace = args.get("namespace") or NAMESPACE
         ns = k8s.core.v1.Namespace(
             f"{name}-namespace",

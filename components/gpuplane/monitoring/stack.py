@@ -22,6 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
+from ..clusters import adopt_kubernetes_provider, facts, is_cluster
 from ..deferred import Deferred
 from ..kube import custom_resource, namespace_manifest, pinned_release, privileged_namespace
 from ..platform_args import GpuMonitoringArgs
@@ -160,12 +161,17 @@ class GpuMonitoring(pulumi.ComponentResource):
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         from .standalone import spec_of
 
+        given = args.get("cluster")
+        if is_cluster(given):  # the cluster object: its name and region label the series
+            found = facts(given)
+            args = {**args, "cluster": found.name, "region": args.get("region") or found.region}
         spec, deferred = spec_of(f"GpuMonitoring {name!r}", args)
         opts = opts or pulumi.ResourceOptions()
         after = [
             d for d in (opts.depends_on if isinstance(opts.depends_on, list) else []) if isinstance(d, pulumi.Resource)
         ]
         super().__init__("gpuplane:monitoring:GpuMonitoring", name, None, deferred.options(opts))
+        adopt_kubernetes_provider(self, name, given)
         self._build(name, spec, after, deferred)
 
     @classmethod

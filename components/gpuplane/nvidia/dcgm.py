@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..argcheck import ArgsError, lift, plain, shape_problems
+from ..clusters import adopt_kubernetes_provider, cluster_problems
 from ..inputs import ExporterHost, GpuNodes
 from ..kube import pinned_release, privileged_namespace
 from ..nodes import POOL_LABEL, NodeSelection, agent_tolerations, label_affinity, targets_of
@@ -165,6 +166,9 @@ class DcgmExporterArgs(TypedDict):
     """Namespace for the exporter (created here); default `gpu-monitoring`."""
     service_monitor: NotRequired[bool]
     """Create the chart's ServiceMonitor (needs the prometheus-operator CRDs). Off by default."""
+    cluster: NotRequired[Any]
+    """Your cluster object (`pulumi_eks.Cluster`, `aws.eks.Cluster` or `gcp.container.Cluster`): the
+    Kubernetes resources go to it through a provider made here (`{name}-k8s`), unless `opts` give one."""
 
 
 def selection(host: str, nodes: Sequence[GpuNodes], node_label: str = POOL_LABEL) -> NodeSelection:
@@ -188,7 +192,7 @@ class DcgmExporter(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         host = str(plain(args.get("host")))
-        problems = shape_problems(args, DcgmExporterArgs)
+        problems = shape_problems(args, DcgmExporterArgs) + cluster_problems(args)
         if host not in HOST_DRIVERS:
             problems.append(("host", f"{host!r} is not one of {list(HOST_DRIVERS)}"))
         if problems:
@@ -196,6 +200,7 @@ class DcgmExporter(pulumi.ComponentResource):
         namespace = args.get("namespace") or "gpu-monitoring"
         label = args.get("node_label") or POOL_LABEL
         super().__init__("gpuplane:nvidia:DcgmExporter", name, None, opts)
+        adopt_kubernetes_provider(self, name, args.get("cluster"))
         child = pulumi.ResourceOptions(parent=self)
         ns_obj = privileged_namespace(namespace)
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata=ns_obj["metadata"], opts=child)

@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 
 from ..argcheck import ArgsError, lift, plain, shape_problems
 from ..catalog import NODE_IMAGES, NodeImage, operator_components
+from ..clusters import adopt_kubernetes_provider, cluster_problems
 from ..config.model import GpuPool
 from ..config.sharing import Sharing
 from ..inputs import AmiType, GpuNodes
@@ -94,6 +95,9 @@ class GpuOperatorArgs(TypedDict):
     system_node_selector: NotRequired[Mapping[str, str]]
     """Node labels of the nodes the operator itself runs on; default gpuplane's system nodes
     (`gpuplane.io/role: system`). `{}`: any node."""
+    cluster: NotRequired[Any]
+    """Your cluster object (`pulumi_eks.Cluster`, `aws.eks.Cluster` or `gcp.container.Cluster`): the
+    Kubernetes resources go to it through a provider made here (`{name}-k8s`), unless `opts` give one."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ class GpuOperator(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         ami = str(plain(args.get("node_image") or AmiType.AL2023_X86_64_NVIDIA))
-        problems = shape_problems(args, GpuOperatorArgs)
+        problems = shape_problems(args, GpuOperatorArgs) + cluster_problems(args)
         if ami not in NODE_IMAGES:
             problems.append(("node_image", f"{ami!r} is not one of {list(NODE_IMAGES)}"))
         if problems:
@@ -141,6 +145,7 @@ class GpuOperator(pulumi.ComponentResource):
         selector = args.get("system_node_selector")
         system = SYSTEM_SELECTOR if selector is None else dict(selector)
         super().__init__("gpuplane:nvidia:GpuOperator", name, None, opts)
+        adopt_kubernetes_provider(self, name, args.get("cluster"))
         ns_obj = privileged_namespace(namespace)
         ns = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata=ns_obj["metadata"], opts=pulumi.ResourceOptions(parent=self)
