@@ -1,8 +1,11 @@
-"""Plugin entry point: host gpuplane's components for TypeScript, Go, YAML, ... programs."""
+"""Plugin entry point: host gpuplane's components and its `placement` function for TypeScript, Go, YAML, ...
+programs (Pulumi's Python component provider host, serving gpuplane's finished schema)."""
 
-from pulumi.provider.experimental import component_provider_host
+import sys
 
-from gpuplane.provider import COMPONENTS
+from pulumi.provider import main
+
+from gpuplane.provider import GpuplaneProvider
 
 if __name__ == "__main__":
-    component_provider_host(COMPONENTS, name="gpuplane", version="0.1.0")
+    main(GpuplaneProvider(), sys.argv[1:])

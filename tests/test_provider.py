@@ -3,15 +3,14 @@ YAML example program uses it as the schema says."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 import yaml
-from pulumi.provider.experimental.analyzer import Analyzer
-from pulumi.provider.experimental.schema import generate_schema
 
-from gpuplane.provider import COMPONENTS
+from gpuplane.provider import PLACEMENT, GpuplaneProvider, package_schema
 
 from .conftest import ROOT
 
@@ -22,6 +21,7 @@ EXPOSED = {
     "KarpenterGpuNodePools": ({"nodeRole", "gpuPools"}, {"nodePoolNames", "gpuNodes"}),
     "GpuOperator": (set(), {"namespace", "releaseName"}),
     "DcgmExporter": ({"host"}, {"namespace", "releaseName", "serviceName"}),
+    "KueueQueues": ({"gpuNodes", "teams"}, {"namespace", "queues"}),
     "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration"}),
     "GkeGpuPlatform": (
         {"cluster", "gcp", "gpuPools"},
@@ -52,12 +52,7 @@ YAML_EXAMPLES = {
 
 
 def schema() -> dict[str, Any]:
-    result = Analyzer("gpuplane").analyze(COMPONENTS)
-    s = generate_schema(
-        "gpuplane", "0.1.0", None, result["component_definitions"], result["type_definitions"], result["dependencies"]
-    )
-    doc: dict[str, Any] = s.to_json()
-    return doc
+    return package_schema()
 
 
 def test_schema_types_and_documents_each_component() -> None:
@@ -169,7 +164,49 @@ def test_yaml_example_uses_the_package_as_its_schema_says(example: str) -> None:
 
 def test_plugin_files_exist() -> None:
     assert (ROOT / "provider" / "PulumiPlugin.yaml").read_text().strip().endswith("runtime: python")
-    assert "component_provider_host" in (ROOT / "provider" / "__main__.py").read_text()
+    assert "main(GpuplaneProvider()" in (ROOT / "provider" / "__main__.py").read_text()
+
+
+def test_the_plugin_serves_the_finished_schema() -> None:
+    assert json.loads(GpuplaneProvider().schema or "{}") == schema()
+
+
+def test_secret_outputs_are_marked_and_every_enum_member_is_described() -> None:
+    doc = schema()
+    kubeconfigs = [r["properties"]["kubeconfig"] for r in doc["resources"].values() if "kubeconfig" in r["properties"]]
+    assert len(kubeconfigs) == 3 and all(k.get("secret") is True for k in kubeconfigs)
+    undocumented = [
+        (token, e["value"]) for token, t in doc["types"].items() for e in t.get("enum", []) if not e.get("description")
+    ]
+    assert undocumented == []
+    assert (
+        "80 GiB, hopper"
+        in {e["value"]: e["description"] for e in doc["types"]["gpuplane:index:GpuType"]["enum"]}["h100"]
+    )
+
+
+def test_the_placement_function_is_in_the_schema_and_answers_as_python_does() -> None:
+    from gpuplane import placement
+
+    doc = schema()
+    fn = doc["functions"][PLACEMENT]
+    assert fn["inputs"]["properties"]["gpuNodes"]["$ref"] == "#/types/gpuplane:index:GpuNodes"
+    assert {"resources", "affinity", "tolerations"} <= set(fn["outputs"]["required"])
+    nodes = {
+        "pool": "l4",
+        "labels": {"gpuplane.io/pool": "l4"},
+        "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+        "resource": "nvidia.com/gpu",
+        "capacity": 2,
+        "affinity": [{"key": "gpuplane.io/pool", "operator": "In", "values": ["l4"]}],
+    }
+    # As a YAML or TypeScript program sends it: numbers arrive as floats.
+    wire = {**nodes, "capacity": 2.0}
+    answer = GpuplaneProvider().invoke(PLACEMENT, {"gpuNodes": wire, "gpus": 2.0})
+    assert not answer.failures
+    assert answer.outputs == placement(nodes, gpus=2)  # type: ignore[arg-type]
+    refused = GpuplaneProvider().invoke(PLACEMENT, {"gpuNodes": wire, "gpus": 3.0})
+    assert [f.property for f in refused.failures or []] == ["gpus"]
 
 
 def test_component_docs_are_generated_from_the_classes() -> None:

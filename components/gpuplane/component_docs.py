@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi.provider.experimental.analyzer import Analyzer
-from pulumi.provider.experimental.schema import generate_schema
-
 STACK_CONFIG = """The whole platforms also take a parsed stack config, as `pulumi up` on a stack file builds them:
 `GkeGpuPlatform.from_config(name, gpuplane.parse_config({...}))` (and the same on `GkeAutopilotPlatform`,
 `EksGpuPlatform`). Their typed args are that config's sections in snake_case (`gpuPools` -> `gpu_pools`,
@@ -65,23 +62,20 @@ def _table(props: dict[str, Any], required: list[str], inputs: bool) -> list[str
 
 
 def reference() -> str:
-    from .provider import COMPONENTS
+    from .provider import package_schema
 
-    result = Analyzer("gpuplane").analyze(COMPONENTS)
-    doc = generate_schema(
-        "gpuplane",
-        "0.1.0",
-        None,
-        result["component_definitions"],
-        result["type_definitions"],
-        sorted(result["dependencies"], key=str),
-    ).to_json()
+    doc = package_schema()
     out = [HEADER, "## Components that take Outputs", ""]
     for token, r in doc["resources"].items():
         name = token.rsplit(":", 1)[-1]
         out += [f"### {name}", "", f"`{token}`. {_one_line(r.get('description'))}", ""]
         out += _table(r.get("inputProperties", {}), r.get("requiredInputs", []), True) + [""]
         out += _table(r.get("properties", {}), [], False) + [""]
+    out += ["## Functions", ""]
+    for token, f in doc.get("functions", {}).items():
+        out += [f"### {token.rsplit(':', 1)[-1]}", "", f"`{token}`. {_one_line(f.get('description'))}", ""]
+        out += _table(f["inputs"]["properties"], f["inputs"].get("required", []), True) + [""]
+        out += _table(f["outputs"]["properties"], [], False) + [""]
     out += ["## Types", ""]
     for token, t in doc["types"].items():
         name = token.rsplit(":", 1)[-1]

@@ -57,24 +57,33 @@ class DiskType(StrEnum):
     """GCP boot disk type of GPU nodes."""
 
     PD_BALANCED = "pd-balanced"
+    """Balanced persistent disk (SSD-backed): GKE's default boot disk."""
     PD_SSD = "pd-ssd"
+    """SSD persistent disk: faster image pulls and local scratch."""
     PD_STANDARD = "pd-standard"
+    """Standard (HDD) persistent disk: cheapest, slowest."""
     HYPERDISK_BALANCED = "hyperdisk-balanced"
+    """Hyperdisk Balanced: the boot disk of machine series without persistent disk (A3 Ultra, A4, G4)."""
 
 
 class GkeDriverVersion(StrEnum):
     """Which GKE-managed NVIDIA driver GPU nodes get."""
 
     DEFAULT = "DEFAULT"
+    """The default driver version of the node's GKE version."""
     LATEST = "LATEST"
+    """The latest driver version the node's GKE version supports."""
 
 
 class TaintEffect(StrEnum):
     """A Kubernetes taint effect."""
 
     NO_SCHEDULE = "NoSchedule"
+    """Pods without a toleration are not scheduled on the node."""
     PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    """The scheduler avoids the node for pods without a toleration, but may use it."""
     NO_EXECUTE = "NoExecute"
+    """Pods without a toleration are not scheduled, and running ones are evicted."""
 
 
 class SharingStrategy(StrEnum):

@@ -26,9 +26,13 @@ class ReleaseChannel(StrEnum):
     """GKE release channel (GKE upgrades control plane and nodes along it)."""
 
     RAPID = "RAPID"
+    """Newest versions first, soon after their open-source release."""
     REGULAR = "REGULAR"
+    """Versions after they have been on RAPID a while: GKE's default."""
     STABLE = "STABLE"
+    """Versions after REGULAR: fewer, later upgrades."""
     EXTENDED = "EXTENDED"
+    """As REGULAR, with support for a minor version for up to 24 months (extra cost after standard support)."""
 
 
 class MonitoringIntegration(StrEnum):
@@ -68,6 +72,7 @@ class AutoscalingProfile(StrEnum):
     """GKE cluster autoscaling profile."""
 
     BALANCED = "BALANCED"
+    """GKE's default: keeps spare capacity for scale-ups."""
     OPTIMIZE_UTILIZATION = "OPTIMIZE_UTILIZATION"
     """Removes idle (GPU) nodes sooner."""
 

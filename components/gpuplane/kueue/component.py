@@ -1,8 +1,6 @@
 """`KueueQueues`: the pinned Kueue chart on the system nodes, and the queues that admit whole jobs within
 the GPU pools' quota (ResourceFlavors, ClusterQueues, LocalQueues, and on GKE the DWS admission check)."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 
