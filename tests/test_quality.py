@@ -75,6 +75,8 @@ def test_mypy_strict_on_examples() -> None:
 
 
 def test_wheel_installs_and_plans_outside_the_tree(tmp_path: Path) -> None:
+    """The built wheel, installed alone into an empty target (its dependencies are this environment's, whose
+    declarations `test_declared_dependencies_cover_every_import` checks), plans stacks and a user program."""
     dist, target = tmp_path / "dist", tmp_path / "site"
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)],
@@ -93,13 +95,20 @@ def test_wheel_installs_and_plans_outside_the_tree(tmp_path: Path) -> None:
     assert install.returncode == 0, install.stdout + install.stderr
     assert (target / "gpuplane" / "py.typed").is_file()
     assert not (target / "components").exists(), "the wheel must not install a top-level `components`"
+    # A user's program of its own, in a folder of its own (a copy of an example), planned with the wheel's
+    # gpuplane: its resources, and no simulator violation.
+    program = tmp_path / "my-program"
+    shutil.copytree(ROOT / "examples" / "eks-your-cluster", program)
     code = (
         "import gpuplane, sys; assert gpuplane.__file__.startswith(sys.argv[1]);"
         "from gpuplane.plan import load, plan_stack;"
-        "[plan_stack(load(sys.argv[2] + f'/stacks/Pulumi.{s}.yaml')) for s in ('gcp-standard', 'aws-karpenter')]"
+        "[plan_stack(load(sys.argv[2] + f'/stacks/Pulumi.{s}.yaml')) for s in ('gcp-standard', 'aws-karpenter')];"
+        "from gpuplane import testing; p = testing.plan_program(sys.argv[3]);"
+        "types = {r.type for r in p.resources}; assert 'aws:eks/nodeGroup:NodeGroup' in types, types;"
+        "assert testing.check(p) == [], testing.check(p)"
     )
     run = subprocess.run(
-        [sys.executable, "-c", code, str(target), str(ROOT)],
+        [sys.executable, "-c", code, str(target), str(ROOT), str(program)],
         cwd=tmp_path,
         env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
         capture_output=True,
