@@ -16,11 +16,11 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpuplane.argcheck import ArgsError, snake
-from gpuplane.aws.platform import EksGpuPlatform
+from gpuplane.aws.platform import EksGpuPlatform, EksGpuPlatformArgs
 from gpuplane.config import parse_config
 from gpuplane.config.load import namespace_of
-from gpuplane.gcp.autopilot import GkeAutopilotPlatform
-from gpuplane.gcp.platform import GkeGpuPlatform
+from gpuplane.gcp.autopilot import GkeAutopilotPlatform, GkeAutopilotPlatformArgs
+from gpuplane.gcp.platform import GkeGpuPlatform, GkeGpuPlatformArgs
 from gpuplane.monitoring.stack import GpuMonitoring
 from gpuplane.plan import load
 from gpuplane.plan.mocks import PlanMocks
@@ -74,7 +74,9 @@ def run(program: Callable[[], Any]) -> list[Any]:
 def test_every_stack_config_is_expressible_as_platform_args(stack: str) -> None:
     doc, args = stack_args(stack)
     kinds = [doc["platform"]]
-    cfg, deferred = platform_config("test", kinds, args)
+    args_type = {GkeGpuPlatform: GkeGpuPlatformArgs, GkeAutopilotPlatform: GkeAutopilotPlatformArgs}
+    cls = args_type.get(CLASSES[doc["platform"]], EksGpuPlatformArgs)
+    cfg, deferred = platform_config("test", kinds, args, cls)  # every key a declared argument
     assert cfg == parse_config(doc) and not deferred
 
 
@@ -300,3 +302,30 @@ def test_a_platform_key_cannot_override_the_kind() -> None:
     with pytest.raises(ArgsError) as info:
         run(lambda: GkeGpuPlatform("research", {**GKE, "kind": "gke-standard", "platform": "gke-nap"}))
     assert [p for p, _ in info.value.problems] == ["platform"] and "as `kind`" in str(info.value)
+
+
+def test_a_platforms_undeclared_args_are_named_with_its_own_arguments() -> None:
+    """Not the stack config's keys: Autopilot has no `aws`, `karpenter` or `fleet` argument to suggest."""
+    err = _bad(
+        GkeAutopilotPlatform,
+        {"cluster": {"name": "research", "nmae": "x"}, "gcp": {**GKE["gcp"], "zonez": []}, "gpu_pols": []},
+    )
+    reasons = dict(err.problems)
+    assert set(reasons) == {"cluster.nmae", "gcp.zonez", "gpu_pols"}
+    assert "did you mean 'gpu_pools'" in reasons["gpu_pols"]
+    assert reasons["gpu_pols"].endswith(
+        "(known: cluster, gcp, gpu_pools, monitoring, smoke_test, queues, allow_unlisted_regions)"
+    )
+
+
+def test_monitoring_settings_misspelt_are_named_with_the_closest_setting() -> None:
+    err = _bad(GpuMonitoring, {"cluster": "c", "monitoring": {"integraton": "install", "idle_percent": 5}})
+    assert [(p, r.split(" (known")[0]) for p, r in err.problems] == [
+        ("monitoring.integraton", "unknown argument (did you mean 'integration'?)")
+    ]
+
+
+def test_a_typed_platform_takes_queues_as_the_stack_does() -> None:
+    queues = {"teams": [{"name": "vision", "quota": {"l4": 2}}], "create_namespaces": False}
+    regs = run(lambda: GkeGpuPlatform("research", {**GKE, "queues": queues}))  # type: ignore[typeddict-item]
+    assert any(r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" for r in regs), sorted({r.type for r in regs})

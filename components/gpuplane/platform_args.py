@@ -17,9 +17,10 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from .argcheck import ArgsError, camel, check, pool_config
+from .argcheck import ArgsError, camel, check, pool_config, shape_problems
 from .config.model import StackConfig
 from .deferred import Deferred
+from .kueue.args import KueueTeamArgs
 
 
 class ReleaseChannel(StrEnum):
@@ -107,6 +108,23 @@ class ClusterArgs(TypedDict):
     """Pulumi `retainOnDelete` on the cluster."""
     system_pool: NotRequired[SystemPoolArgs]
     """The non-GPU pool for add-ons."""
+
+
+class QueuesArgs(TypedDict):
+    """Kueue job queues per team with GPU quotas per pool (`gpuplane:queues`, docs/queues.md)."""
+
+    teams: Sequence[KueueTeamArgs]
+    """One entry per team: a ClusterQueue with its quota per pool, and a LocalQueue."""
+    cohort: NotRequired[str]
+    """Put every team's ClusterQueue in this cohort, so a team borrows quota the others leave idle."""
+    overcommit: NotRequired[bool]
+    """Allow quotas that together exceed a pool's GPU ceiling."""
+    create_namespaces: NotRequired[bool]
+    """Create the teams' namespaces (default true)."""
+    pods_ready_timeout: NotRequired[str]
+    """Gang admission: evict and requeue a job whose pods are not all ready within this (default `10m`)."""
+    topology: NotRequired[bool]
+    """Topology-aware scheduling on pools whose machines carry the cloud's topology labels (default true)."""
 
 
 class SmokeTestArgs(TypedDict):
@@ -199,6 +217,9 @@ class GcpArgs(TypedDict):
     authorized_networks: NotRequired[Sequence[AuthorizedNetworkArgs]]
     """CIDR blocks allowed to reach the API endpoint: where `pulumi up` and kubectl run. Default none: no
     outside address reaches the public endpoint (`[{"cidr_block": "0.0.0.0/0"}]` opens it to the internet)."""
+    multi_networking: NotRequired[bool]
+    """GKE multi-networking on dataplane V2, which `network: gpudirect` pools need; decide it when the cluster
+    is created (changing it later replaces the cluster)."""
 
 
 class AutoProvisioningArgs(TypedDict):
@@ -321,10 +342,13 @@ def _without(value: Any, paths: set[str], path: str = "") -> Any:
     return value
 
 
-def platform_config(where: str, kinds: Sequence[str], args: Mapping[str, Any]) -> tuple[StackConfig, Deferred]:
+def platform_config(
+    where: str, kinds: Sequence[str], args: Mapping[str, Any], cls: Any = None
+) -> tuple[StackConfig, Deferred]:
     """Validate a platform's args as its stack config: `(StackConfig, Deferred)`. Output args that may be
-    Outputs are deferred (see `gpuplane.deferred`); any other Output, a kind outside `kinds` and every
-    config problem come back together in one `ArgsError`, argument paths first."""
+    Outputs are deferred (see `gpuplane.deferred`); any other Output, a kind outside `kinds`, keys the
+    platform's args TypedDict `cls` does not declare (named with its keys, not the stack config's) and
+    every config problem come back together in one `ArgsError`, argument paths first."""
     deferred = Deferred()
     doc = {k: v for k, v in args.items() if k != "kind"}
     for (section, key), (how, template) in DEFERRABLE.items():
@@ -339,6 +363,9 @@ def platform_config(where: str, kinds: Sequence[str], args: Mapping[str, Any]) -
         doc[section] = {**sec, key: value}
     kind = args.get("kind", kinds[0])
     problems = [(p, PLAIN) for p in unknown_paths(doc)]
+    if cls is not None:
+        shaped_as = {k: v for k, v in args.items() if k != "platform"}  # said below, with what to write instead
+        problems += [(p, r) for p, r in shape_problems(shaped_as, cls) if r.startswith("unknown argument")]
     if "platform" in doc:  # the stack key; a component's platform is its `kind` (it would override it)
         problems.append(("platform", f"unknown argument: give the platform as `kind` (one of {list(kinds)})"))
         doc = {k: v for k, v in doc.items() if k != "platform"}

@@ -29,7 +29,7 @@ from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nodes import pool_target
 from ..nvidia import dcgm, operator
 from ..placement import stack_gpu_nodes
-from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, SmokeTestArgs, platform_config
+from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import efa
 from . import karpenter_render as kr
@@ -71,6 +71,10 @@ class EksGpuPlatformArgs(TypedDict):
     """How GPU metrics reach Prometheus, and the alert thresholds."""
     smoke_test: NotRequired[SmokeTestArgs]
     """An `nvidia-smi` Job per GPU pool after deploy."""
+    queues: NotRequired[QueuesArgs]
+    """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
+    allow_unlisted_regions: NotRequired[bool]
+    """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
@@ -133,7 +137,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
         if isinstance(args, StackConfig):
             cfg = args
         else:
-            cfg, deferred = platform_config(f"EksGpuPlatform {name!r}", KINDS, args)
+            cfg, deferred = platform_config(f"EksGpuPlatform {name!r}", KINDS, args, EksGpuPlatformArgs)
             opts = deferred.options(opts)
         super().__init__("gpuplane:aws:EksGpuPlatform", name, None, opts)
         assert cfg.aws is not None  # config validation requires it for EKS platforms

@@ -24,7 +24,7 @@ from ..lifecycle import keep_options
 from ..monitoring.standalone import DEVICE_PLUGIN
 from ..monitoring.wiring import monitoring_outputs
 from ..placement import stack_gpu_nodes
-from ..platform_args import ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
+from ..platform_args import ClusterArgs, GcpArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
 from ..smoke import smoke_tests
 from . import render
 from .access import kube_access, node_service_account
@@ -79,6 +79,10 @@ class GkeAutopilotPlatformArgs(TypedDict):
     """`scrape-config` (GKE's device plugin metrics) or `gke-managed` (GKE's managed DCGM collection)."""
     smoke_test: NotRequired[SmokeTestArgs]
     """An `nvidia-smi` Job per GPU class after deploy."""
+    queues: NotRequired[QueuesArgs]
+    """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
+    allow_unlisted_regions: NotRequired[bool]
+    """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
 
 
 class GkeAutopilotPlatform(pulumi.ComponentResource):
@@ -110,7 +114,9 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         if isinstance(args, StackConfig):
             cfg = args
         else:
-            cfg, deferred = platform_config(f"GkeAutopilotPlatform {name!r}", ("gke-autopilot",), args)
+            cfg, deferred = platform_config(
+                f"GkeAutopilotPlatform {name!r}", ("gke-autopilot",), args, GkeAutopilotPlatformArgs
+            )
             opts = deferred.options(opts)
         super().__init__("gpuplane:gcp:GkeAutopilotPlatform", name, None, opts)
         assert cfg.gcp is not None

@@ -25,7 +25,15 @@ from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nvidia import dcgm
 from ..placement import stack_gpu_nodes
-from ..platform_args import AutoProvisioningArgs, ClusterArgs, GcpArgs, MonitoringArgs, SmokeTestArgs, platform_config
+from ..platform_args import (
+    AutoProvisioningArgs,
+    ClusterArgs,
+    GcpArgs,
+    MonitoringArgs,
+    QueuesArgs,
+    SmokeTestArgs,
+    platform_config,
+)
 from ..smoke import smoke_tests
 from . import gpudirect
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
@@ -59,6 +67,10 @@ class GkeGpuPlatformArgs(TypedDict):
     """How GPU metrics reach Prometheus, and the alert thresholds."""
     smoke_test: NotRequired[SmokeTestArgs]
     """An `nvidia-smi` Job per GPU pool after deploy."""
+    queues: NotRequired[QueuesArgs]
+    """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
+    allow_unlisted_regions: NotRequired[bool]
+    """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
@@ -126,7 +138,7 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         if isinstance(args, StackConfig):
             cfg = args
         else:
-            cfg, deferred = platform_config(f"GkeGpuPlatform {name!r}", KINDS, args)
+            cfg, deferred = platform_config(f"GkeGpuPlatform {name!r}", KINDS, args, GkeGpuPlatformArgs)
             opts = deferred.options(opts)
         super().__init__("gpuplane:gcp:GkeGpuPlatform", name, None, opts)
         assert cfg.gcp is not None  # config validation requires it for GKE platforms

@@ -79,8 +79,14 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
     region = deferred.value(args.get("region"), "gpuplane-arg-{}z")
     # `monitoring` is checked by its config model below, which names its unknown keys
     problems += shape_problems({k: v for k, v in args.items() if k != "monitoring"}, GpuMonitoringArgs)
+    # Undeclared keys in `monitoring`, with the closest declared one; the config model checks the rest.
+    settings = dict(args.get("monitoring") or {})
+    misspelt = shape_problems(settings, MonitoringArgs, "monitoring")
+    problems += misspelt
+    for path, _ in misspelt:
+        settings.pop(path.removeprefix("monitoring."), None)
     try:
-        m = MonitoringConfig.model_validate(to_config(args.get("monitoring") or {}))
+        m = MonitoringConfig.model_validate(to_config(settings))
     except ValidationError as exc:
         for e in exc.errors():
             problems.append(
