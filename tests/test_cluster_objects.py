@@ -39,6 +39,22 @@ from gpuplane.plan.stackfile import StackFile
 POLICY = json.dumps({"Version": "2012-10-17", "Statement": []})
 
 
+A10G = {"name": "a10g", "gpu": "a10g", "max_nodes": 2}
+GPUDIRECT = {"name": "big", "gpu": "h200", "gpus_per_node": 8, "network": "gpudirect", "spot": True, "max_nodes": 2}
+ELSEWHERE = {
+    "name": "held",
+    "gpu": "l4",
+    "max_nodes": 2,
+    "zones": ["us-central1-a"],
+    "capacity": ["reserved", "on-demand"],
+    "reservation": {"zone": "us-central1-b"},
+}
+
+
+def eks_cluster(name: str = "ml") -> Any:
+    return eks.Cluster(name, skip_default_node_group=True, vpc_id="vpc-1", private_subnet_ids=["subnet-a"])
+
+
 def plan(program: Callable[[], Any], **config: str) -> Any:
     stack = StackFile(project="mine", stack="dev", config=config)
     monitor = install(stack, PlanMocks())
@@ -183,8 +199,50 @@ def test_a_provider_given_in_opts_wins_over_one_made_for_the_cluster() -> None:
         (lambda c: EksGpuNodeGroups("g", {"node_role_arn": "r", "gpu_pools": []}), "cluster_name"),
         (lambda c: GpuOperator("o", {"cluster": "my-cluster"}), "cluster"),
         (lambda c: GkeGpuNodePools("g", {"cluster": c.id, "node_service_account": "s", "gpu_pools": []}), "location"),
+        (
+            lambda c: GkeGpuNodePools("g", {"cluster": eks_cluster(), "node_service_account": "s", "gpu_pools": []}),
+            "cluster",
+        ),
+        (
+            lambda c: EksGpuNodeGroups(
+                "g", {"cluster": eks_cluster("ML_Cluster"), "node_role_arn": "r", "gpu_pools": [A10G]}
+            ),
+            "cluster",
+        ),
+        (
+            lambda c: GkeGpuNodePools(
+                "g", {"cluster": c, "node_service_account": "s", "project": "BAD", "gpu_pools": []}
+            ),
+            "project",
+        ),
+        (
+            lambda c: GkeGpuNodePools(
+                "g", {"cluster": c, "node_service_account": "s", "zones": ["mars-west1-a"], "gpu_pools": []}
+            ),
+            "zones",
+        ),
+        (
+            lambda c: GkeGpuNodePools("g", {"cluster": c, "node_service_account": "s", "gpu_pools": [GPUDIRECT]}),
+            "gpu_pools[0].network",
+        ),
+        (
+            lambda c: GkeGpuNodePools("g", {"cluster": c, "node_service_account": "s", "gpu_pools": [ELSEWHERE]}),
+            "gpu_pools[0].reservation.zone",
+        ),
     ],
-    ids=["output-for-object", "gke-cluster-to-eks", "no-cluster", "name-for-object", "id-without-location"],
+    ids=[
+        "output-for-object",
+        "gke-cluster-to-eks",
+        "no-cluster",
+        "name-for-object",
+        "id-without-location",
+        "eks-cluster-to-gke",
+        "label-from-the-object",
+        "bad-project-with-unknown-location",
+        "region-from-zones",
+        "gpudirect-without-its-networks",
+        "reservation-outside-the-pools-zones",
+    ],
 )
 def test_a_wrong_or_missing_cluster_is_one_clear_error(make: Callable[[Any], Any], problem: str) -> None:
     errors: list[ArgsError] = []
@@ -196,7 +254,36 @@ def test_a_wrong_or_missing_cluster_is_one_clear_error(make: Callable[[Any], Any
         except ArgsError as exc:
             errors.append(exc)
 
-    p = plan(program, **{"gcp:project": "my-proj"})
+    p = plan(program, **{"gcp:project": "my-proj", "aws:region": "us-east-1"})
     (error,) = errors
     assert problem in [path for path, _ in error.problems], error.problems
+    assert len({path for path, _ in error.problems}) == len(error.problems)  # each path explained once
     assert [r.type for r in p.resources if r.type.startswith("gpuplane:")] == []  # nothing registered
+
+
+def test_an_aws_eks_cluster_gives_node_groups_its_subnets() -> None:
+    def program() -> None:
+        role = aws.iam.Role("control", assume_role_policy=POLICY)
+        cluster = aws.eks.Cluster("research", role_arn=role.arn, vpc_config={"subnet_ids": ["subnet-a", "subnet-b"]})
+        EksGpuNodeGroups("gpu", {"cluster": cluster, "node_role_arn": role.arn, "gpu_pools": [A10G]})
+
+    p = plan(program, **{"aws:region": "eu-west-1"})
+    (group,) = of(p, "aws:eks/nodeGroup:NodeGroup")
+    assert group.inputs["subnetIds"] == ["subnet-a", "subnet-b"]
+    assert group.inputs["clusterName"] == engine_name("research")
+
+
+def test_a_provider_a_parent_passes_down_wins_too() -> None:
+    class Mine(pulumi.ComponentResource):
+        def __init__(self, cluster: Any) -> None:
+            provider = k8s.Provider("theirs", kubeconfig="{}")
+            super().__init__("acme:index:Mine", "mine", None, pulumi.ResourceOptions(providers=[provider]))
+            DcgmExporter(
+                "dcgm", {"cluster": cluster, "host": ExporterHost.GKE}, opts=pulumi.ResourceOptions(parent=self)
+            )
+
+    def program() -> None:
+        Mine(gcp.container.Cluster("c", location="us-central1", initial_node_count=1))
+
+    p = plan(program, **{"gcp:project": "my-proj"})
+    assert [r.name for r in of(p, "pulumi:providers:kubernetes")] == ["theirs"]

@@ -106,7 +106,9 @@ def check(
     try:
         cfg = parse_config(raw, unknown)
     except ConfigError as exc:
+        said = {path for path, _ in also}  # a path `also` explains is not explained twice
         problems = [(arg_path(p, renames), in_arg_terms(snake(r))) for p, r in exc.problems]
+        problems = [(p, r) for p, r in problems if p not in said]
         borrowed = renames.get("cluster.name", "cluster_label")
         if borrowed != "cluster_label":  # the label came from the cluster argument: say so, and how to set it
             hint = " (the `gpuplane.io/cluster` label and name prefix default to it: pass `cluster_label`)"
@@ -127,10 +129,14 @@ def require(
     cluster = (
         " (or pass `cluster`, your cluster object)" if cls is not None and "cluster" in cls.__annotations__ else ""
     )
+    said = {path for path, _ in also}  # a path `also` explains is not explained twice
     missing = [
-        (k, f"required argument is missing{cluster if k in CLUSTER_GIVES else ''}") for k in keys if args.get(k) is None
+        (k, f"required argument is missing{cluster if k in CLUSTER_GIVES else ''}")
+        for k in keys
+        if args.get(k) is None and k not in said
     ]
-    unknown = [*also, *(shape_problems(args, cls, nested=False) if cls is not None else [])]
+    shape = shape_problems(args, cls, nested=False) if cls is not None else []
+    unknown = [*also, *(p for p in shape if p[0] not in said)]
     if missing or any(r.startswith(PLAIN_ONLY) for _, r in unknown):  # nothing further can be checked
         raise ArgsError(where, unknown + missing)
     return unknown

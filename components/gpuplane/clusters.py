@@ -37,7 +37,8 @@ class ClusterFacts:
     version: pulumi.Output[str] | None = None
     """EKS: the control plane's Kubernetes version (node groups follow it)."""
     subnet_ids: pulumi.Output[list[str]] | None = None
-    """EKS: the cluster's subnets (pulumi-eks: its private ones when it has them, as its node groups use)."""
+    """EKS: the cluster's subnets: pulumi-eks's private ones when it has them, else all of them;
+    an `aws.eks.Cluster`'s `vpc_config.subnet_ids` (public ones included, if it has any)."""
     cluster_id: pulumi.Output[str] | None = None
     """GKE: `projects/P/locations/L/clusters/C` (what a node pool's `cluster` takes)."""
     location: pulumi.Output[str] | None = None
@@ -73,13 +74,12 @@ def _aws_eks(c: Any) -> ClusterFacts:
 
 def _pulumi_eks(c: Any) -> ClusterFacts:
     # pulumi-eks Cluster outputs (pulumi-eks sdk/python/pulumi_eks/cluster.py): `eks_cluster` (the
-    # aws.eks.Cluster it creates), `core.private_subnet_ids` / `core.subnet_ids`: gpuplane's nodes go to the
-    # private subnets when the cluster has any.
-    def subnets(core: Any) -> list[str]:
-        def get(key: str) -> Any:
-            return core.get(key) if isinstance(core, Mapping) else getattr(core, key, None)
-
-        return list(get("private_subnet_ids") or get("privateSubnetIds") or get("subnet_ids") or get("subnetIds") or [])
+    # aws.eks.Cluster it creates), `core.private_subnet_ids` / `core.subnet_ids`. gpuplane's GPU nodes go to
+    # the private subnets when the cluster has any, else to all of its subnets. (pulumi-eks's own
+    # ManagedNodeGroup takes `core.subnetIds` first, which holds public subnets too:
+    # nodejs/eks/nodes/nodegroup.ts; its self-managed NodeGroup prefers the private ones.)
+    def subnets(core: Any) -> list[str]:  # CoreData: a dict whose keys are the Python names, with properties
+        return list(getattr(core, "private_subnet_ids", None) or getattr(core, "subnet_ids", None) or [])
 
     return _eks(c, c.eks_cluster, c.core.apply(subnets))
 
@@ -142,7 +142,11 @@ def cluster_problem(value: Any, cloud: str | None, arg: str = "cluster") -> tupl
     """`(arg, reason)` when `value` is not a cluster object of `cloud` (None: either cloud)."""
     read = _reader(value)
     if read is None:
-        got = "an Output" if isinstance(value, pulumi.Output) else type(value).__name__
+        got = (
+            "an Output (pass a name or ID as its own argument)"
+            if isinstance(value, pulumi.Output)
+            else type(value).__name__
+        )
         return (arg, f"must be a cluster object ({KNOWN}), got {got}")
     if cloud is not None and read(value).cloud != cloud:
         return (arg, f"must be {'an EKS' if cloud == 'aws' else 'a GKE'} cluster, got {type(value).__name__}")
@@ -161,8 +165,8 @@ def from_cluster(
     args: Mapping[str, Any], cloud: str, fills: Mapping[str, Callable[[ClusterFacts], Any]], arg: str = "cluster"
 ) -> dict[str, Any]:
     """`args` with what `args[arg]`, a cluster object of `cloud`, tells filled in: each `fills` argument the
-    caller left unset, and `cluster_label` (the object's resource name). Given arguments win. Anything else in
-    `args[arg]` is left for `cluster_problems` to report."""
+    caller left unset (given arguments win). Anything else in `args[arg]` is left for `cluster_problems`
+    to report; the label it gives is `label_of`'s."""
     value = args.get(arg)
     if cluster_problem(value, cloud, arg) is not None:
         return dict(args)
@@ -171,8 +175,22 @@ def from_cluster(
     for key, read in fills.items():
         if out.get(key) is None:
             out[key] = read(found)
-    out.setdefault("cluster_label", found.logical_name)
     return out
+
+
+def label_of(args: Mapping[str, Any], name_arg: str, component: str, by_id: bool = False) -> tuple[str, str]:
+    """The nodes' `gpuplane.io/cluster` label and the argument it comes from (for errors about it): the
+    caller's `cluster_label`, else the cluster object's resource name (`cluster`), else `args[name_arg]`
+    when plain (with `by_id`, the last segment of a `projects/.../clusters/C` ID), else the component's
+    own name."""
+    if args.get("cluster_label"):
+        return str(args["cluster_label"]), "cluster_label"
+    if is_cluster(args.get("cluster")):
+        return facts(args["cluster"]).logical_name, "cluster"
+    given = args.get(name_arg)
+    if isinstance(given, str):
+        return (given.rsplit("/", 1)[-1] if by_id else given), name_arg
+    return component, name_arg
 
 
 def adopt_kubernetes_provider(component: pulumi.ComponentResource, name: str, cluster: Any) -> k8s.Provider | None:
@@ -203,4 +221,5 @@ __all__ = [
     "facts",
     "from_cluster",
     "is_cluster",
+    "label_of",
 ]

@@ -42,6 +42,8 @@ def _one_line(text: str | None) -> str:
 
 
 def _type(prop: dict[str, Any]) -> str:
+    if prop.get("$ref", "").startswith("pulumi.json#/"):
+        return str(prop["$ref"]).rsplit("/", 1)[-1].lower()  # Pulumi's own types (`Any`)
     if "$ref" in prop:
         return f"[{prop['$ref'].rsplit(':', 1)[-1]}](#{prop['$ref'].rsplit(':', 1)[-1].lower()})"
     if prop.get("type") == "array":

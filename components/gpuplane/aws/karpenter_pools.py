@@ -10,7 +10,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from ..argcheck import camel, check, lift, plain, pool_config, require
-from ..clusters import adopt_kubernetes_provider, cluster_problems, from_cluster
+from ..clusters import adopt_kubernetes_provider, cluster_problems, from_cluster, label_of
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..kube import custom_resource
 from ..nodes import pool_labels
@@ -95,7 +95,7 @@ def efa_class_spec(base: Callable[[list[Any]], Any], pool: Any, v: list[Any]) ->
 class KarpenterGpuNodePools(pulumi.ComponentResource):
     """Karpenter GPU NodePools (one per class, tainted and labelled like every gpuplane GPU pool), their
     EC2NodeClasses (one per image family and disk size) and a NodeOverlay per sharing class. Pass the
-    cluster's Kubernetes provider."""
+    cluster object (`cluster`) or the cluster's Kubernetes provider."""
 
     node_pool_names: list[str]
     """Names of the NodePools."""
@@ -116,7 +116,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
             cluster_problems(args, "aws"),
         )
         cluster = args["cluster_name"]
-        label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)
+        label, label_arg = label_of(args, "cluster_name", name)
         settings = {k: plain(v) for k, v in (args.get("settings") or {}).items()}
         cfg = check(
             where,
@@ -129,7 +129,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
             {
                 "gpuPools": "gpu_pools",
                 "karpenter": "settings",
-                "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster_name",
+                "cluster.name": label_arg,
             },
             also=unknown,
             unknown=("aws",),  # the region is the provider's

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..argcheck import check, pool_config, require
-from ..clusters import ClusterFacts, cluster_problems, from_cluster
+from ..clusters import ClusterFacts, cluster_problems, from_cluster, label_of
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..placement import gpu_nodes
 from . import render
@@ -83,7 +83,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             cluster_problems(args, "aws"),
         )
         cluster = args["cluster_name"]
-        label = args.get("cluster_label") or (cluster if isinstance(cluster, str) else name)
+        label, label_arg = label_of(args, "cluster_name", name)
         cfg = check(
             where,
             {
@@ -91,7 +91,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
                 "cluster": {"name": label},
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
             },
-            {"gpuPools": "gpu_pools", "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster_name"},
+            {"gpuPools": "gpu_pools", "cluster.name": label_arg},
             also=unknown,
             unknown=("aws",),  # the region is the provider's
         )

@@ -374,6 +374,8 @@ def _zone_problems(cfg: StackConfig, at: Loc, pool: GpuPool, zone: str) -> list[
             return [(loc, f"{zone} is not a zone of region {cfg.gcp.region}")]
     if cfg.aws is not None and not re.fullmatch(rf"{re.escape(cfg.aws.region)}[a-z]", zone):
         return [(loc, f"{zone} is not an Availability Zone of region {cfg.aws.region}")]
+    if pool.zones and zone not in pool.zones:  # needs no region: also when a component's is unknown
+        return [(loc, f"the reservation is in {zone}, but the pool's nodes run in {', '.join(pool.zones)}")]
     return []
 
 

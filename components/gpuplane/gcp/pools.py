@@ -3,14 +3,16 @@ or already run. Typed args (no `from __future__ import annotations`: the multi-l
 these annotations)."""
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
+from pydantic import TypeAdapter, ValidationError
 
-from ..argcheck import check, pool_config, require
-from ..clusters import ClusterFacts, facts, from_cluster, is_cluster
+from ..argcheck import check, plain, pool_config, require
+from ..clusters import ClusterFacts, cluster_problems, facts, from_cluster, is_cluster, label_of
+from ..config.gcp import GcpConfig
 from ..inputs import GpuNodes, GpuPoolArgs
 from ..placement import gpu_nodes
 from . import render
@@ -54,6 +56,35 @@ GKE_FILLS: dict[str, Callable[[ClusterFacts], Any]] = {"location": lambda f: f.l
 """Arguments a `gcp.container.Cluster` gives (`clusters.from_cluster`)."""
 
 
+_PROJECT: TypeAdapter[str] = TypeAdapter(Annotated[str, *GcpConfig.model_fields["project"].metadata])
+"""A GCP project ID as `gcp.project` accepts it."""
+
+
+def project_problems(project: Any) -> list[tuple[str, str]]:
+    """A plain `project` that is not a project ID (checked even when the location, and so the rest of the
+    `gcp` section, is unknown)."""
+    if not isinstance(project, str):
+        return []
+    try:
+        _PROJECT.validate_python(project)
+    except ValidationError:
+        return [("project", f"{project!r} must be a GCP project ID (6 to 30 lowercase letters, digits or '-')")]
+    return []
+
+
+def gpudirect_problems(pools: Any) -> list[tuple[str, str]]:
+    """GPUDirect pools need the per-NIC VPCs and network objects a gpuplane cluster builds (`GkeGpuPlatform`),
+    which this component does not."""
+    return [
+        (
+            f"gpu_pools[{i}].network",
+            "GkeGpuNodePools builds no GPUDirect networks: use GkeGpuPlatform for gpudirect pools",
+        )
+        for i, p in enumerate(pools or [])
+        if isinstance(p, Mapping) and str(plain(p.get("network"))) == "gpudirect"
+    ]
+
+
 class GkeGpuNodePools(pulumi.ComponentResource):
     """gpuplane's GPU node pools on an existing GKE Standard cluster: one tainted, autoscaled pool per
     entry, with the GKE-managed NVIDIA driver (GKE also runs the device plugin)."""
@@ -68,18 +99,23 @@ class GkeGpuNodePools(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         where = f"GkeGpuNodePools {name!r}"
-        if is_cluster(args.get("cluster")):
+        label, label_arg = label_of(args, "cluster", name, by_id=True)
+        wrong = cluster_problems(args, "gcp") if is_cluster(args.get("cluster")) else []
+        if is_cluster(args.get("cluster")) and not wrong:
             args = from_cluster(args, "gcp", GKE_FILLS)  # type: ignore[assignment]
             args["cluster"] = facts(args["cluster"]).cluster_id  # type: ignore[typeddict-item]
+        elif wrong:
+            args = {k: v for k, v in args.items() if k != "cluster"}  # type: ignore[assignment]
         unknown = require(
-            where, args, ("cluster", "location", "node_service_account", "gpu_pools"), GkeGpuNodePoolsArgs
+            where, args, ("cluster", "location", "node_service_account", "gpu_pools"), GkeGpuNodePoolsArgs, wrong
         )
         cluster, location = args["cluster"], args["location"]
         zones = list(args.get("zones") or [])
         region, zonal = region_of(location) if isinstance(location, str) else ("", [])
+        from_zones = not region and bool(zones)  # the region is the zones' (the location is an Output)
         region = region or (region_of(zones[0])[0] if zones else "")
-        label = args.get("cluster_label") or (cluster.rsplit("/", 1)[-1] if isinstance(cluster, str) else name)
         project = args.get("project")
+        unknown += project_problems(project) + gpudirect_problems(args["gpu_pools"])
         # An Output location without zones leaves the region unknown to the rules (zones follow the cluster's);
         # an Output (or the provider's) project is unknown too. Neither is ever replaced by a stand-in.
         gcp_section: dict[str, Any] = {"region": region, "zones": zones or zonal}
@@ -97,10 +133,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
             {
                 "gpuPools": "gpu_pools",
                 "gcp.zones": "zones",
-                "gcp.region": "location",
+                "gcp.region": "zones" if from_zones else "location",
                 "gcp.project": "project",
-                # the label is the caller's `cluster_label`, or else taken from `cluster`
-                "cluster.name": "cluster_label" if args.get("cluster_label") else "cluster",
+                "cluster.name": label_arg,
             },
             also=unknown,
             unknown=("gcp.project",) if region else ("gcp",),

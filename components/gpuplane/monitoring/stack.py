@@ -144,8 +144,8 @@ class MonitoringSpec:
 class GpuMonitoring(pulumi.ComponentResource):
     """GPU metrics into Prometheus for an exporter on any cluster, per integration: a scrape job and rules
     file (outputs), ServiceMonitor + PrometheusRule + dashboard ConfigMap, a PodMonitoring for GKE Managed
-    Prometheus, or kube-prometheus-stack with all of them. Pass the cluster's Kubernetes provider, and the
-    exporter in `depends_on`."""
+    Prometheus, or kube-prometheus-stack with all of them. Pass the cluster object (`cluster`) or the
+    cluster's Kubernetes provider, and the exporter in `depends_on`."""
 
     scrape_config: pulumi.Output[str]
     """The `gpu-metrics` Prometheus scrape job, as YAML to paste under `scrape_configs:`."""

@@ -130,12 +130,16 @@ def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], Sta
             "clusterSecurityGroupId": pulumi_eks_cluster_security_group(name),
             "nodeSecurityGroupId": f"sg-{digest(name, 'node')[:17]}",
             "instanceRoles": [],
+            # pulumi-eks nodejs/eks/cluster/cluster.ts: `subnetIds` is the given `subnetIds`, else the public
+            # and private ones together; `privateSubnetIds` / `publicSubnetIds` only as given.
             "core": {
                 "endpoint": endpoint,
                 "vpcId": a.inputs.get("vpcId"),
-                "subnetIds": a.inputs.get("privateSubnetIds", []),
-                "privateSubnetIds": a.inputs.get("privateSubnetIds", []),
-                "publicSubnetIds": a.inputs.get("publicSubnetIds", []),
+                "subnetIds": list(
+                    a.inputs.get("subnetIds")
+                    or [*(a.inputs.get("publicSubnetIds") or []), *(a.inputs.get("privateSubnetIds") or [])]
+                ),
+                **{k: a.inputs[k] for k in ("privateSubnetIds", "publicSubnetIds") if k in a.inputs},
                 "tags": a.inputs.get("tags", {}),
             },
         }

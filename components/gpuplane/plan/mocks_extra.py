@@ -44,6 +44,14 @@ def _eks_cluster(region: str, name: str, version: Any = None) -> State:
     }
 
 
+def _eks_cluster_resource(a: pulumi.runtime.MockResourceArgs, region: str) -> State:
+    """An `aws.eks.Cluster`'s state: what EKS reports, with the VPC settings it was given (`vpcConfig.subnetIds`,
+    `securityGroupIds`, endpoint access) kept beside the ones EKS computes (its security group, the VPC)."""
+    state = {**a.inputs, **_eks_cluster(region, physical_name(a), a.inputs.get("version"))}
+    state["vpcConfig"] = {**(a.inputs.get("vpcConfig") or {}), **state["vpcConfig"]}
+    return state
+
+
 def aws_outputs(region: Callable[[], str]) -> dict[str, Outputs]:
     def eks_arn(kind: str, a: pulumi.runtime.MockResourceArgs, *path: str) -> str:
         return f"arn:aws:eks:{region()}:{ACCOUNT}:{kind}/" + "/".join((*path, _uuid(a.typ, a.name)))
@@ -55,10 +63,7 @@ def aws_outputs(region: Callable[[], str]) -> dict[str, Outputs]:
         return str(a.inputs.get("role", "")).rsplit("/", 1)[-1]
 
     return {
-        "aws:eks/cluster:Cluster": lambda a: {
-            **a.inputs,
-            **_eks_cluster(region(), physical_name(a), a.inputs.get("version")),
-        },
+        "aws:eks/cluster:Cluster": lambda a: _eks_cluster_resource(a, region()),
         "aws:eks/addon:Addon": lambda a: {
             **a.inputs,
             "arn": eks_arn("addon", a, cluster_name(a), str(a.inputs.get("addonName"))),
