@@ -87,6 +87,14 @@ def test_stack_by_path_and_unknown_stack(capsys: pytest.CaptureFixture[str]) -> 
     assert f"unknown stack 'nope' (known: {', '.join(STACKS)})" in err
 
 
+def test_plan_preview_shows_computed_values_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["plan", "gcp-standard", "--preview", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    pools = [r for r in doc["resources"] if r["type"] == "gcp:container/nodePool:NodePool"]
+    assert pools and all(p["inputs"]["cluster"] == "[unknown]" for p in pools)  # the cluster's ID, computed
+    assert cli_main(["plan", "--program", str(ROOT / "examples" / "gke-your-cluster"), "--preview"]) == 0
+
+
 def test_gpus_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["gpus"]) == 0
     out = capsys.readouterr().out

@@ -20,6 +20,7 @@ For the whole resource graph (what `gpuplane plan` prints), plan the program fol
     plan = gpuplane.testing.plan_program("infra/", stack="dev")
     assert plan.by_type("gcp:container/nodePool:NodePool")
     assert gpuplane.testing.check(plan) == []   # the deploy simulator
+    preview = gpuplane.testing.plan_program("infra/", mocks=gpuplane.testing.PreviewMocks())  # unknowns
 
     with gpuplane.testing.offline(project="my-gpus", config={"clusterName": "research"}) as plan:
         build_my_cluster()
@@ -45,10 +46,22 @@ from .plan import deploy
 from .plan import project as _project
 from .plan.deploy import Violation
 from .plan.mocks import PlanMocks as Mocks
+from .plan.mocks_preview import PreviewMocks
 from .plan.runner import Plan, PlannedResource, RecordingMonitor, install, recorded
 from .plan.stackfile import StackFile
 
-__all__ = ["Mocks", "Plan", "PlannedResource", "Session", "Violation", "check", "offline", "plan_program", "set_mocks"]
+__all__ = [
+    "Mocks",
+    "Plan",
+    "PlannedResource",
+    "PreviewMocks",
+    "Session",
+    "Violation",
+    "check",
+    "offline",
+    "plan_program",
+    "set_mocks",
+]
 
 
 @dataclass

@@ -72,6 +72,11 @@ def parser() -> argparse.ArgumentParser:
     chk = pl.add_mutually_exclusive_group()
     chk.add_argument("--check", action="store_true", help="only run the deploy simulator (exit 1 on a problem)")
     chk.add_argument("--no-check", action="store_true", help="skip the deploy simulator (it runs by default)")
+    chk.add_argument(
+        "--preview",
+        action="store_true",
+        help="as `pulumi preview` of a first deployment shows it: computed values unknown (no simulator)",
+    )
     _command(sub, "scrape-config", c.cmd_scrape_config, "the stack's Prometheus `gpu-metrics` scrape job (YAML)")
     _command(sub, "rules", c.cmd_rules, "the stack's GPU alerting and recording rules (a Prometheus rules file)")
     pc = _command(

@@ -53,7 +53,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         from ..plan.project import plan_program
 
         try:
-            plan, crds = plan_program(args.program, args.stack_file or args.stack)
+            plan, crds = plan_program(args.program, args.stack_file or args.stack, args.preview)
         except ConfigError as exc:  # about --program DIR or which stack, not a config key
             if {key for key, _ in exc.problems} - {"program", "stack"}:
                 raise
@@ -62,11 +62,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         if not args.stack:
             raise InputError("give a STACK, or --program DIR", "STACK")
+        from ..plan.mocks_preview import PreviewMocks
+
         stack = load(args.stack)
-        plan, crds = plan_stack(stack), deploy.stated_crds(parse_flat(stack.flat_config()))
+        mocks = PreviewMocks() if args.preview else None
+        plan, crds = plan_stack(stack, mocks), deploy.stated_crds(parse_flat(stack.flat_config()))
     # `--check` also runs a program that read live state (EKS node group sizes) a second time against what
-    # the first `up` left; a plain plan trusts those reads (a second run would double its time).
-    violations = [] if args.no_check else deploy.check(plan, crds, rerun=args.check)
+    # the first `up` left; a plain plan trusts those reads (a second run would double its time). A preview's
+    # computed values are unknown, which the simulator cannot judge: it checks the full plan.
+    violations = [] if args.no_check or args.preview else deploy.check(plan, crds, rerun=args.check)
     if not args.check:
         emit(args, FORMATS[args.format](plan))
     if violations:

@@ -174,9 +174,11 @@ def run(project: Project, stack: StackFile, mocks: pulumi.runtime.Mocks | None =
     return plan
 
 
-def plan_program(folder: str | Path, ref: str | None = None) -> tuple[Plan, frozenset[str]]:
-    """`gpuplane plan --program DIR [--stack FILE]`: the plan and the CRD groups its stack states."""
+def plan_program(folder: str | Path, ref: str | None = None, preview: bool = False) -> tuple[Plan, frozenset[str]]:
+    """`gpuplane plan --program DIR [--stack FILE] [--preview]`: the plan and the CRD groups its stack states."""
+    from .mocks_preview import PreviewMocks
+
     project = load_project(folder)
     stack = stack_for(project, ref)
     crds = existing_crds(stack)
-    return run(project, stack), crds
+    return run(project, stack, PreviewMocks(stack_references(stack)) if preview else None), crds

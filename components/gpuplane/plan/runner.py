@@ -97,7 +97,8 @@ def install(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> Reco
         monitor.mocks.monitor = monitor
     set_all_config(stack.flat_config(), stack.secret_keys())
     ps.ROOT.set(None)
-    pm.set_mocks(monitor.mocks, project=stack.project, stack=stack.stack, preview=False, monitor=monitor)
+    preview = bool(getattr(monitor.mocks, "preview", False))  # `mocks_preview.PreviewMocks`: a dry run
+    pm.set_mocks(monitor.mocks, project=stack.project, stack=stack.stack, preview=preview, monitor=monitor)
     # Nothing of an earlier run is waited for: its RPCs and outputs may belong to a loop closed since.
     ps.SETTINGS.rpc_manager.clear()
     ps.SETTINGS.outputs.clear()
