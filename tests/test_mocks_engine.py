@@ -154,3 +154,29 @@ def test_a_value_the_mocks_invented_fails_the_plan() -> None:
 )
 def test_invented_finds_none_as_a_word_only(value: dict[str, Any], made_up: list[str]) -> None:
     assert [p.rsplit(".", 1)[-1] for p in invented(value)] == made_up
+
+
+def test_a_kubernetes_object_without_a_name_gets_pulumi_kubernetes_autoname() -> None:
+    """`<name>-<8 hex>` with the `pulumi.com/autonamed` annotation, so an unnamed object of yours never
+    collides with gpuplane's object of the same logical name (the simulator used to take the logical name)."""
+
+    def program() -> None:
+        cluster = gcp.container.Cluster("c", location="us-central1", initial_node_count=1)
+        provider = kubernetes_provider("c-k8s", cluster)
+        k8s.core.v1.Namespace("gpu-monitoring", opts=pulumi.ResourceOptions(provider=provider))
+        DcgmExporter("dcgm", {"host": ExporterHost.GKE}, opts=pulumi.ResourceOptions(provider=provider))
+
+    p = plan(program, **{"gcp:project": "my-proj"})
+    (mine,) = [r for r in p.resources if r.name == "gpu-monitoring"]
+    assert "metadata" not in mine.inputs  # the program gave no name: the provider makes one at check time
+    assert not [v for v in check(p) if v.rule == "kubernetes-name-unique"]
+
+
+def test_a_node_pool_takes_its_location_from_the_cluster_id() -> None:
+    def program() -> None:
+        cluster = gcp.container.Cluster("c", location="europe-west4", initial_node_count=1)
+        gcp.container.NodePool("pool", cluster=cluster.id, node_count=1)
+
+    p = plan(program, **{"gcp:project": "my-proj"})
+    (pool,) = [r for r in p.resources if r.type == "gcp:container/nodePool:NodePool"]
+    assert pool.filled.get("location") == "europe-west4"  # terraform-provider-google parses it from the ID

@@ -17,7 +17,7 @@ from ..config import ConfigError
 from . import mocks_aws, mocks_extra
 from .cloud import LIVE_READS, Cloud
 from .mocks_base import State, digest, fake_ip
-from .mocks_engine import default_gcp_settings, gcp_provider_settings, invented, with_gcp_defaults
+from .mocks_engine import default_gcp_settings, gcp_provider_settings, invented, kubernetes_name, with_gcp_defaults
 
 _FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMIIBgpuplaneofflineplanCA\n-----END CERTIFICATE-----\n"
@@ -88,7 +88,9 @@ def _echo(a: pulumi.runtime.MockResourceArgs) -> State:
 def _k8s_object(a: pulumi.runtime.MockResourceArgs) -> State:
     i = dict(a.inputs)
     meta = dict(i.get("metadata") or {})
-    meta.setdefault("name", a.name)
+    if not meta.get("name"):
+        meta["name"] = kubernetes_name(meta, a.name)
+        meta["annotations"] = {**(meta.get("annotations") or {}), "pulumi.com/autonamed": "true"}
     meta["uid"] = str(digest(a.typ, a.name)[:32])
     meta["resourceVersion"] = "1"
     i["metadata"] = meta

@@ -32,7 +32,7 @@ GCP_DEFAULTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         # type -> the provider-level fields it takes when unset ("name": the engine's autoname)
         "gcp:container/cluster:Cluster": ("name", "project", "location"),
-        "gcp:container/nodePool:NodePool": ("name", "project"),
+        "gcp:container/nodePool:NodePool": ("name", "project", "location"),
         "gcp:compute/network:Network": ("name", "project"),
         "gcp:compute/subnetwork:Subnetwork": ("name", "project", "region"),
         "gcp:compute/router:Router": ("name", "project", "region"),
@@ -48,6 +48,19 @@ GCP_SETTINGS = ("project", "region", "zone")
 def engine_name(logical: str) -> str:
     """The name Pulumi gives an auto-named resource: `<logical>-<7 hex>` (deterministic here)."""
     return f"{logical}-{digest(logical)[:7]}"
+
+
+def kubernetes_name(metadata: Mapping[str, Any] | None, logical: str) -> str:
+    """A Kubernetes object's name: `metadata.name`, else the one pulumi-kubernetes gives it at check time,
+    `<logical>-<8 hex>` (provider/pkg/metadata/naming.go `AssignNameIfAutonamable`: `resource.NewUniqueName`
+    with the URN name and `-` as prefix; deterministic here). An object with `generateName` is named by the
+    API server instead, from that prefix."""
+    meta = metadata or {}
+    if meta.get("name"):
+        return str(meta["name"])
+    if meta.get("generateName"):
+        return f"{meta['generateName']}{digest(logical, 'generate')[:5]}"
+    return f"{logical}-{digest(logical, 'k8s')[:8]}"
 
 
 def gcp_provider_settings(inputs: Mapping[str, Any]) -> dict[str, str]:

@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from ...config.model import StackConfig
+from ..mocks_engine import kubernetes_name
 from ..runner import Plan, PlannedResource
 from . import readback, rules, scheduling
 from .graph import DeployGraph, at_path, provider_urn, switch
@@ -269,7 +270,7 @@ def check_kubernetes_names(g: DeployGraph) -> Iterator[Violation]:
             ns, name = str(r.inputs.get("namespace", "default")), str(r.inputs.get("name", r.name))
         else:
             meta = r.inputs.get("metadata") or {}
-            ns, name = str(meta.get("namespace", "")), str(meta.get("name", r.name))
+            ns, name = str(meta.get("namespace", "")), kubernetes_name(meta, r.name)
         key = (provider_urn(r.provider) or "", r.type, ns, name)
         if key in seen:
             yield Violation(

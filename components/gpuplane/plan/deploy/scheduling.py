@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from ..mocks_engine import kubernetes_name
 from ..runner import Plan, PlannedResource
 from .chart_pods import (  # re-exported: the simulator's tables stay readable here
     CHART_PODS as CHART_PODS,
@@ -99,7 +100,7 @@ def _karpenter_pool(r: PlannedResource) -> list[NodeShape]:
     labels = {
         **_requirements(spec.get("spec", {}).get("requirements", [])),
         **{k: frozenset({str(v)}) for k, v in (spec.get("metadata", {}).get("labels") or {}).items()},
-        "karpenter.sh/nodepool": frozenset({str(r.inputs.get("metadata", {}).get("name", r.name))}),
+        "karpenter.sh/nodepool": frozenset({kubernetes_name(r.inputs.get("metadata"), r.name)}),
     }
     if spec.get("spec", {}).get("nodeClassRef", {}).get("group") == "eks.amazonaws.com":
         labels["eks.amazonaws.com/compute-type"] = frozenset({"auto"})
