@@ -62,9 +62,9 @@ that), so an identical config (the property draws many shipped stacks unchanged)
 
 
 def run_program(stack: StackFile) -> Outcome:
-    """Install fresh mocks, run `gpuplane.program.main` and collect a ConfigError's problems.
+    """Install fresh mocks, run `gpuplane.stack.program.main` and collect a ConfigError's problems.
     Any other exception propagates (and fails the calling test)."""
-    from gpuplane.program import main
+    from gpuplane.stack.program import main
 
     key = json.dumps([stack.project, stack.stack, stack.config], sort_keys=True, default=repr)
     if key in _PLANNED:

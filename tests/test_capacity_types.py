@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from gpuplane.aws.karpenter_iam import controller_policies
-from gpuplane.capacity import summary, table
 from gpuplane.config import parse_config
-from gpuplane.placement import placement
 from gpuplane.plan import Plan
 from gpuplane.plan.mocks_aws import ec2_id
+from gpuplane.scheduling.placement import placement
+from gpuplane.stack.capacity import summary, table
 
 from .conftest import config_problems, load_stack_config, need_reference, stack_with
 from .crds import cel_results, crd_schema, schema_errors
@@ -302,9 +302,9 @@ def test_typed_args_carry_capacity_reservation_and_run_duration() -> None:
     import pulumi_aws as aws
     import pulumi_gcp as gcp
 
+    from gpuplane.args.inputs import CapacityType, GpuType, ReservationType
     from gpuplane.aws.karpenter_pools import KarpenterGpuNodePools
     from gpuplane.gcp.pools import GkeGpuNodePools
-    from gpuplane.inputs import CapacityType, GpuType, ReservationType
 
     from .test_library import of_type, run
 
@@ -357,7 +357,7 @@ def test_typed_args_carry_capacity_reservation_and_run_duration() -> None:
 
 
 def test_bad_typed_reservation_names_the_argument_path() -> None:
-    from gpuplane.argcheck import ArgsError
+    from gpuplane.args.checks import ArgsError
     from gpuplane.aws.karpenter_pools import KarpenterGpuNodePools
 
     from .test_library import run

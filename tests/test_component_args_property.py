@@ -15,7 +15,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 import gpuplane
-from gpuplane.argcheck import ArgsError, plain_only
+from gpuplane.args.checks import ArgsError, plain_only
 from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.runner import install
 from gpuplane.plan.stackfile import StackFile

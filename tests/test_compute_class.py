@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from gpuplane.config import parse_config
-from gpuplane.placement import placement
 from gpuplane.plan import Plan, deploy
 from gpuplane.plan.deploy import scheduling
 from gpuplane.plan.stackfile import StackFile
+from gpuplane.scheduling.placement import placement
 
 from .conftest import load_stack_config, stack_with
 from .graph import kube_objects

@@ -159,7 +159,7 @@ def test_every_problem_in_one_error() -> None:
 
 def test_bad_program_config_registers_nothing() -> None:
     """The `pulumi up` path: main() raises before any resource registration."""
-    from gpuplane.program import main
+    from gpuplane.stack.program import main
 
     config = {f"gpuplane:{k}": v for k, v in with_pool(gpu="a1000").items()}
     monitor: RecordingMonitor = install(StackFile(project="gpuplane", stack="broken", config=config), PlanMocks())

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.catalog import GPUS
-from gpuplane.fleet import spread
 from gpuplane.plan import Plan
+from gpuplane.stack.fleet import spread
 
 from .conftest import FLEETS, STACKS, config_problems, load_stack_config
 from .graph import RELEASE
@@ -270,7 +270,7 @@ def test_allocate_keeps_every_region_within_quota(
 ) -> None:
     """Several pools share one GPU type's quota (a fixed pool plus a spread one): never above quota."""
     from gpuplane.config import ConfigError, parse_config
-    from gpuplane.fleet import allocate
+    from gpuplane.stack.fleet import allocate
 
     regions = ["us-central1", "europe-west4", "asia-southeast1"]
     raw = {

@@ -1,4 +1,4 @@
-"""`gpuplane.jsontext.dumps` writes exactly what `json.dumps(value, indent=2)` writes."""
+"""`gpuplane.text.jsontext.dumps` writes exactly what `json.dumps(value, indent=2)` writes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplane.jsontext import dumps
+from gpuplane.text.jsontext import dumps
 
 SCALARS = (
     st.none()

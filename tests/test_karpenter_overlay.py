@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from gpuplane.catalog import GPUS
-from gpuplane.placement import placement
 from gpuplane.plan import Plan, StackFile
+from gpuplane.scheduling.placement import placement
 
 from .conftest import load_stack_config, need_reference, stack_with
 from .graph import RELEASE, kube_objects

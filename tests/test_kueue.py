@@ -198,7 +198,7 @@ def test_placement_for_a_pool_is_admitted_by_that_pools_flavor_only(cloud: str, 
 def test_queued_pool_flavor_and_placement_carry_the_queued_taint(plans: dict[str, Plan]) -> None:
     flavor = by_name(plans["gcp"], "ResourceFlavor")["a3"]
     assert r.QUEUED_TAINT["key"] in [t["key"] for t in flavor["spec"]["nodeTaints"]]
-    from gpuplane.placement import placement
+    from gpuplane.scheduling.placement import placement
 
     plain = placement(parse_flat(gcp_queued().flat_config()), "a3")
     # The queued taint is among the pool's own taints, so even the plain fragment tolerates it ...

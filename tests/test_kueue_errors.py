@@ -102,7 +102,7 @@ ARG_ERRORS = [
 
 @pytest.mark.parametrize(("change", "key", "message"), ARG_ERRORS, ids=[e[2][:24] for e in ARG_ERRORS])
 def test_component_arg_error(change: dict[str, Any], key: str, message: str) -> None:
-    from gpuplane.argcheck import ArgsError
+    from gpuplane.args.checks import ArgsError
     from gpuplane.kueue.component import KueueQueues
 
     with pytest.raises(ArgsError) as info:
@@ -111,7 +111,7 @@ def test_component_arg_error(change: dict[str, Any], key: str, message: str) -> 
 
 
 def test_component_refuses_a_pool_with_more_taints_than_a_flavor_holds() -> None:
-    from gpuplane.argcheck import ArgsError
+    from gpuplane.args.checks import ArgsError
     from gpuplane.kueue.component import KueueQueues
 
     args = component_args()

@@ -17,12 +17,12 @@ from pulumi.runtime.sync_await import _sync_await
 
 import gpuplane
 from gpuplane import ConfigError
-from gpuplane.argcheck import ArgsError
+from gpuplane.args.checks import ArgsError
+from gpuplane.args.inputs import AmiType, ExporterHost, GpuType, SharingStrategy
 from gpuplane.aws.karpenter_pools import KarpenterGpuNodePools
 from gpuplane.aws.node_groups import EksGpuNodeGroups
 from gpuplane.config import parse_config
 from gpuplane.gcp.pools import GkeGpuNodePools
-from gpuplane.inputs import AmiType, ExporterHost, GpuType, SharingStrategy
 from gpuplane.nvidia.dcgm import DcgmExporter
 from gpuplane.nvidia.operator import GpuOperator
 from gpuplane.plan.mocks import PlanMocks
@@ -287,10 +287,10 @@ def test_unknown_arg_suggests_the_argument_spelling() -> None:
 
 
 def test_placement_is_the_function_and_platform_help_is_gpuplanes() -> None:
-    import gpuplane.placement  # noqa: F401  (importing the module must not shadow the function)
+    import gpuplane.scheduling.placement  # noqa: F401  (importing the module must not shadow the function)
     from gpuplane import placement
 
-    assert callable(placement) and placement.__module__ == "gpuplane.placement"
+    assert callable(placement) and placement.__module__ == "gpuplane.scheduling.placement"
     assert gpuplane.placement is placement
     for cls in (gpuplane.GkeGpuPlatform, gpuplane.GkeAutopilotPlatform, gpuplane.EksGpuPlatform):
         text = pydoc.render_doc(cls.__init__)

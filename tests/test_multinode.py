@@ -13,11 +13,11 @@ import pytest
 from gpuplane.aws import efa
 from gpuplane.catalog.network import EFA_INTERFACES, GPUDIRECT, topology_labels
 from gpuplane.config import parse_config
-from gpuplane.placement import placement
 from gpuplane.plan import Plan, load
 from gpuplane.plan.deploy import check
 from gpuplane.plan.deploy.scheduling import fits, node_shapes, pod_templates
 from gpuplane.plan.mocks_aws import eks_cluster_security_group
+from gpuplane.scheduling.placement import placement
 
 from .conftest import ROOT, config_problems, stack_with
 from .graph import kube_objects

@@ -10,8 +10,8 @@ import yaml
 
 from gpuplane.config import ConfigError, namespace_of, parse_config
 from gpuplane.config.model import StackConfig
-from gpuplane.placement import placement, pod
 from gpuplane.plan import Plan, load
+from gpuplane.scheduling.placement import placement, pod
 
 from .conftest import ROOT, STACKS, stack_with
 from .graph import RELEASE, could_match, kube_objects, node_models, tolerates
@@ -28,7 +28,7 @@ CASES = [(s, p.name) for s in STACKS for p in config(s).gpuPools]
 
 @pytest.mark.parametrize(("stack", "pool"), CASES)
 def test_fragment_lands_on_its_pool_and_no_other(stack: str, pool: str, plan_of: Callable[..., Plan]) -> None:
-    from gpuplane.fleet import region_configs
+    from gpuplane.stack.fleet import region_configs
 
     plan = plan_of(stack)
     models = node_models(plan)

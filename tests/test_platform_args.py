@@ -15,7 +15,8 @@ import pytest
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from gpuplane.argcheck import ArgsError, snake
+from gpuplane.args.checks import ArgsError, snake
+from gpuplane.args.platform import VERBATIM, MonitoredExporter, MonitoringIntegration, platform_config
 from gpuplane.aws.platform import EksGpuPlatform, EksGpuPlatformArgs
 from gpuplane.config import parse_config
 from gpuplane.config.load import namespace_of
@@ -26,7 +27,6 @@ from gpuplane.plan import load
 from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.runner import install
 from gpuplane.plan.stackfile import StackFile
-from gpuplane.platform_args import VERBATIM, MonitoredExporter, MonitoringIntegration, platform_config
 
 from .conftest import ROOT
 

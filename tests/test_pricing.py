@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from gpuplane.capacity import summary
 from gpuplane.catalog.availability import PRICES
 from gpuplane.catalog.consumption import ALL_GCP, gcp_sold
 from gpuplane.catalog.gpus import GPUS
 from gpuplane.catalog.pricing import BASES, Rates, node_rate
 from gpuplane.config import parse_config
+from gpuplane.stack.capacity import summary
 
 from .test_capacity_types import raw_config
 

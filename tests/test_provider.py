@@ -94,8 +94,8 @@ def test_schema_types_and_documents_each_component() -> None:
 
 
 def test_enums_match_the_catalog() -> None:
+    from gpuplane.args.inputs import AmiType, GpuType
     from gpuplane.catalog import GPUS, NODE_IMAGES
-    from gpuplane.inputs import AmiType, GpuType
 
     assert [g.value for g in GpuType] == list(GPUS)
     assert [a.value for a in AmiType] == list(NODE_IMAGES)

@@ -1,4 +1,4 @@
-"""`gpuplane.yamltext.dump` writes exactly what `yaml.safe_dump` writes, whichever emitter it picks."""
+"""`gpuplane.text.yamltext.dump` writes exactly what `yaml.safe_dump` writes, whichever emitter it picks."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplane import yamltext
 from gpuplane.monitoring.labels import label_model
 from gpuplane.monitoring.rules import ExporterPods, RuleSettings, rule_groups, rules_file_yaml
 from gpuplane.monitoring.scrape import ScrapeTarget, fleet_scrape_yaml, scrape_job, stack_scrape_yaml
+from gpuplane.text import yamltext
 
 OPTIONS: list[dict[str, Any]] = [
     {"sort_keys": False, "width": 120},

@@ -26,17 +26,17 @@ _EXPORTS = {
     "KarpenterGpuNodePools": "gpuplane.aws.karpenter_pools",
     "KarpenterGpuNodePoolsArgs": "gpuplane.aws.karpenter_pools",
     "KarpenterSettingsArgs": "gpuplane.aws.karpenter_pools",
-    "ArgsError": "gpuplane.argcheck",
-    "GpuNodes": "gpuplane.inputs",
-    "GpuPoolArgs": "gpuplane.inputs",
-    "GpuType": "gpuplane.inputs",
-    "CapacityType": "gpuplane.inputs",
-    "ReservationArgs": "gpuplane.inputs",
-    "ReservationType": "gpuplane.inputs",
-    "AmiType": "gpuplane.inputs",
-    "ExporterHost": "gpuplane.inputs",
-    "SharingStrategy": "gpuplane.inputs",
-    "TaintEffect": "gpuplane.inputs",
+    "ArgsError": "gpuplane.args.checks",
+    "GpuNodes": "gpuplane.args.inputs",
+    "GpuPoolArgs": "gpuplane.args.inputs",
+    "GpuType": "gpuplane.args.inputs",
+    "CapacityType": "gpuplane.args.inputs",
+    "ReservationArgs": "gpuplane.args.inputs",
+    "ReservationType": "gpuplane.args.inputs",
+    "AmiType": "gpuplane.args.inputs",
+    "ExporterHost": "gpuplane.args.inputs",
+    "SharingStrategy": "gpuplane.args.inputs",
+    "TaintEffect": "gpuplane.args.inputs",
     "GkeAutopilotPlatform": "gpuplane.gcp.autopilot",
     "EksGpuCluster": "gpuplane.aws",
     "EksGpuClusterArgs": "gpuplane.aws",
@@ -49,15 +49,15 @@ _EXPORTS = {
     "DcgmExporter": "gpuplane.nvidia.dcgm",
     "DcgmExporterArgs": "gpuplane.nvidia.dcgm",
     "GpuMonitoring": "gpuplane.monitoring.stack",
-    "GpuMonitoringArgs": "gpuplane.platform_args",
-    "MonitoringArgs": "gpuplane.platform_args",
-    "MonitoringIntegration": "gpuplane.platform_args",
-    "MonitoredExporter": "gpuplane.platform_args",
-    "CrdSource": "gpuplane.platform_args",
-    "ClusterArgs": "gpuplane.platform_args",
-    "GcpArgs": "gpuplane.platform_args",
-    "AwsArgs": "gpuplane.platform_args",
-    "ReleaseChannel": "gpuplane.platform_args",
+    "GpuMonitoringArgs": "gpuplane.args.platform",
+    "MonitoringArgs": "gpuplane.args.platform",
+    "MonitoringIntegration": "gpuplane.args.platform",
+    "MonitoredExporter": "gpuplane.args.platform",
+    "CrdSource": "gpuplane.args.platform",
+    "ClusterArgs": "gpuplane.args.platform",
+    "GcpArgs": "gpuplane.args.platform",
+    "AwsArgs": "gpuplane.args.platform",
+    "ReleaseChannel": "gpuplane.args.platform",
     "GkeGpuPlatformArgs": "gpuplane.gcp.platform",
     "GkePlatformKind": "gpuplane.gcp.platform",
     "GkeAutopilotPlatformArgs": "gpuplane.gcp.autopilot",
@@ -65,15 +65,14 @@ _EXPORTS = {
     "EksPlatformKind": "gpuplane.aws.platform",
     "KueueQueues": "gpuplane.kueue",
     "KueueQueuesArgs": "gpuplane.kueue",
-    "gke_kubeconfig": "gpuplane.kubeconfig",
-    "eks_kubeconfig": "gpuplane.kubeconfig",
-    "kubernetes_provider": "gpuplane.kubeconfig",
+    "gke_kubeconfig": "gpuplane.k8s.kubeconfig",
+    "eks_kubeconfig": "gpuplane.k8s.kubeconfig",
+    "kubernetes_provider": "gpuplane.k8s.kubeconfig",
 }
 
-# `placement` is both a module and its main function: bind the function eagerly, or the first import of
-# the submodule would set the package attribute `placement` to the module (shadowing `__getattr__`).
-from .placement import placement as placement  # noqa: E402
-from .placement import pod as pod  # noqa: E402
+# `placement` and `pod`, the placement helpers, are bound eagerly (`gpuplane.scheduling.placement`).
+from .scheduling.placement import placement as placement  # noqa: E402
+from .scheduling.placement import pod as pod  # noqa: E402
 
 __all__ = sorted([*_EXPORTS, "placement", "pod"])
 

@@ -23,7 +23,7 @@ PIECES = (
 """The platforms' own pieces (Python; args from the config models)."""
 
 FUNCTIONS = """Pure functions worth calling directly: `gpuplane.placement(pool_component.gpu_nodes[i], gpus=1)`
-(or `placement(cfg, pool, gpus)`), `gpuplane.capacity.summary(cfg)`, `gpuplane.fleet.spread(...)`,
+(or `placement(cfg, pool, gpus)`), `gpuplane.stack.capacity.summary(cfg)`, `gpuplane.stack.fleet.spread(...)`,
 `gpuplane.plan.plan_stack(...)`, `gpuplane.plan.diff.diff(base, head)`."""
 
 HEADER = """# Component reference

@@ -21,6 +21,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 from pulumi.provider.provider import CheckFailure, InvokeResult
 
+from .args.inputs import GpuNodes
 from .aws.karpenter_pools import KarpenterGpuNodePools
 from .aws.node_groups import EksGpuNodeGroups
 from .aws.platform import EksGpuPlatform
@@ -29,7 +30,6 @@ from .config import ConfigError
 from .gcp.autopilot import GkeAutopilotPlatform
 from .gcp.platform import GkeGpuPlatform
 from .gcp.pools import GkeGpuNodePools
-from .inputs import GpuNodes
 from .kueue import KueueQueues
 from .monitoring.stack import GpuMonitoring
 from .nvidia.dcgm import DcgmExporter
@@ -168,7 +168,7 @@ class GpuplaneProvider(ComponentProvider):
         return out
 
     def invoke(self, token: str, args: Mapping[str, Any]) -> InvokeResult:
-        from .placement import placement
+        from .scheduling.placement import placement
 
         if token != PLACEMENT:
             return super().invoke(token, args)

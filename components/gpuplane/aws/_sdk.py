@@ -1,5 +1,5 @@
 """Imported first by the package: the clear missing-extra error instead of a bare ModuleNotFoundError."""
 
-from ..extras import require
+from ..stack.extras import require
 
 require("aws")

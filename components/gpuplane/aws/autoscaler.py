@@ -7,8 +7,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from ..kube import pinned_release
-from ..names import ROLE, fit_autoname
+from ..k8s.objects import pinned_release
+from ..stack.names import ROLE, fit_autoname
 from . import render
 
 NAMESPACE = "kube-system"

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..config.model import GpuPool
 from ..config.network import efa_count, efa_instances
-from ..nodes import NETWORK_LABEL, GpuNodeTarget, agent_tolerations
+from ..scheduling.nodes import NETWORK_LABEL, GpuNodeTarget, agent_tolerations
 
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 """The extended resource the EFA device plugin advertises (one per EFA interface)."""

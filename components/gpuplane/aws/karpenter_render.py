@@ -16,8 +16,8 @@ from ..catalog import NODE_IMAGES, lookup
 from ..config.capacity import Reservation, capacity_order
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
-from ..nodes import pool_labels, pool_taints
 from ..nvidia.sharing import advertised, operator_node_labels
+from ..scheduling.nodes import pool_labels, pool_taints
 from . import efa
 
 NAMESPACE = "kube-system"

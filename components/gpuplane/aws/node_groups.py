@@ -8,10 +8,10 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from ..argcheck import check, pool_config, require
-from ..clusters import ClusterFacts, cluster_problems, from_cluster, label_of
-from ..inputs import GpuNodes, GpuPoolArgs
-from ..placement import gpu_nodes
+from ..args.checks import check, pool_config, require
+from ..args.inputs import GpuNodes, GpuPoolArgs
+from ..k8s.clusters import ClusterFacts, cluster_problems, from_cluster, label_of
+from ..scheduling.placement import gpu_nodes
 from . import render
 from .capacity_render import reservation_zone, reserved_launch_args
 from .cluster import subnets_in_zones

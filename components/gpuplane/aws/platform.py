@@ -18,19 +18,19 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from ..args.inputs import AmiType, ExporterHost, GpuNodes, GpuPoolArgs
+from ..args.platform import AwsArgs, ClusterArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
 from ..catalog import NODE_IMAGES
 from ..catalog.platforms import Source
 from ..config.model import StackConfig
-from ..inputs import AmiType, ExporterHost, GpuNodes, GpuPoolArgs
-from ..kube import custom_resource, pinned_release
+from ..k8s.objects import custom_resource, pinned_release
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nodes import pool_target
 from ..nvidia import dcgm, operator
-from ..placement import stack_gpu_nodes
-from ..platform_args import AwsArgs, ClusterArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
-from ..smoke import smoke_tests
+from ..scheduling.nodes import pool_target
+from ..scheduling.placement import stack_gpu_nodes
+from ..scheduling.smoke import smoke_tests
 from . import efa
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler

@@ -26,7 +26,7 @@ def emit(args: argparse.Namespace, text: str) -> None:
 
 
 def to_json(doc: object) -> str:
-    from ..jsontext import dumps
+    from ..text.jsontext import dumps
 
     return dumps(doc)
 
@@ -98,7 +98,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_placement(args: argparse.Namespace) -> int:
     import yaml
 
-    from ..placement import placement
+    from ..scheduling.placement import placement
 
     cfg = _config(args.stack)
     try:
@@ -117,7 +117,7 @@ def cmd_placement(args: argparse.Namespace) -> int:
 
 
 def cmd_capacity(args: argparse.Namespace) -> int:
-    from ..capacity import summary, table
+    from ..stack.capacity import summary, table
 
     cfg = _config(args.stack)
     s = summary(cfg)

@@ -150,7 +150,7 @@ def _pool_names(pools: Any) -> list[str] | None:
 
 
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
-    from ..fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
+    from ..stack.fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
     from .capacity import capacity_problems
     from .network import gpudirect_slot_problems, pool_zone_problems
 

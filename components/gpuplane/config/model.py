@@ -122,7 +122,7 @@ class StackConfig(_Model):
     smokeTest: SmokeTest | None = None
     """Optional `nvidia-smi` Job per pool that proves each pool can run a GPU pod."""
     fleet: FleetConfig | None = None
-    """Lay the platform over several regions, one cluster each (see `gpuplane.fleet`)."""
+    """Lay the platform over several regions, one cluster each (see `gpuplane.stack.fleet`)."""
     prices: PriceConfig = Field(default_factory=PriceConfig)
     """Price overrides for the capacity and cost summary."""
     monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)
@@ -208,11 +208,11 @@ class StackConfig(_Model):
         if info.data.get("fleet") is not None:
             raise ValueError("not supported with a fleet yet: each region's cluster would need its own quotas")
         from ..kueue.stack import over_ceilings  # needs the sharing tables, which import this module
-        from ..placement import ceiling
+        from ..scheduling.placement import ceiling
 
         pools = {p.name: p for p in info.data.get("gpuPools") or []}
         cloud = _cloud(info) or "gcp"
-        from ..nodes import pool_taints
+        from ..scheduling.nodes import pool_taints
 
         crowded = [n for n, p in pools.items() if len(pool_taints(cloud, p)) > 8]
         if crowded:

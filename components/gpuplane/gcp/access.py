@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig
-from ..kubeconfig import gke_document
+from ..k8s.kubeconfig import gke_document
 from . import render
 
 

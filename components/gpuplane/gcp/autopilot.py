@@ -14,18 +14,18 @@ from typing import Any, NotRequired, TypedDict, cast
 import pulumi
 import pulumi_gcp as gcp
 
-from ..compute_class import compute_classes
+from ..args.inputs import GpuNodes, GpuPoolArgs
+from ..args.platform import ClusterArgs, GcpArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
-from ..inputs import GpuNodes, GpuPoolArgs
-from ..kube import custom_resource
+from ..k8s.objects import custom_resource
 from ..kueue.stack import kueue_queues
-from ..lifecycle import keep_options
 from ..monitoring.standalone import DEVICE_PLUGIN
 from ..monitoring.wiring import monitoring_outputs
-from ..placement import stack_gpu_nodes
-from ..platform_args import ClusterArgs, GcpArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
-from ..smoke import smoke_tests
+from ..scheduling.compute_class import compute_classes
+from ..scheduling.placement import stack_gpu_nodes
+from ..scheduling.smoke import smoke_tests
+from ..stack.lifecycle import keep_options
 from . import render
 from .access import kube_access, node_service_account
 from .network import cloud_nat, endpoint_args

@@ -15,17 +15,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from ..compute_class import compute_classes
-from ..config.capacity import uses_compute_class
-from ..config.model import StackConfig
-from ..inputs import ExporterHost, GpuNodes, GpuPoolArgs
-from ..kube import custom_resource
-from ..kueue.stack import kueue_queues
-from ..monitoring.scrape import ScrapeTarget
-from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
-from ..nvidia import dcgm
-from ..placement import stack_gpu_nodes
-from ..platform_args import (
+from ..args.inputs import ExporterHost, GpuNodes, GpuPoolArgs
+from ..args.platform import (
     AutoProvisioningArgs,
     ClusterArgs,
     GcpArgs,
@@ -34,7 +25,16 @@ from ..platform_args import (
     SmokeTestArgs,
     platform_config,
 )
-from ..smoke import smoke_tests
+from ..config.capacity import uses_compute_class
+from ..config.model import StackConfig
+from ..k8s.objects import custom_resource
+from ..kueue.stack import kueue_queues
+from ..monitoring.scrape import ScrapeTarget
+from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
+from ..nvidia import dcgm
+from ..scheduling.compute_class import compute_classes
+from ..scheduling.placement import stack_gpu_nodes
+from ..scheduling.smoke import smoke_tests
 from . import gpudirect
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 

@@ -10,11 +10,11 @@ import pulumi
 import pulumi_gcp as gcp
 from pydantic import TypeAdapter, ValidationError
 
-from ..argcheck import check, plain, pool_config, require
-from ..clusters import ClusterFacts, cluster_problems, facts, from_cluster, is_cluster, label_of
+from ..args.checks import check, plain, pool_config, require
+from ..args.inputs import GpuNodes, GpuPoolArgs
 from ..config.gcp import GcpConfig
-from ..inputs import GpuNodes, GpuPoolArgs
-from ..placement import gpu_nodes
+from ..k8s.clusters import ClusterFacts, cluster_problems, facts, from_cluster, is_cluster, label_of
+from ..scheduling.placement import gpu_nodes
 from . import render
 from .cluster import pool_options
 

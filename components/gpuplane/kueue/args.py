@@ -1,10 +1,10 @@
 """Typed args of `KueueQueues` (no `from __future__ import annotations`: the multi-language package reads
-the annotations, as in `gpuplane.inputs`)."""
+the annotations, as in `gpuplane.args.inputs`)."""
 
 from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
-from ..inputs import GpuNodes
+from ..args.inputs import GpuNodes
 
 
 class KueueTeamArgs(TypedDict):

@@ -7,10 +7,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, shape_problems
-from ..clusters import adopt_kubernetes_provider, cluster_problems
-from ..inputs import GpuNodes
-from ..kube import custom_resource, namespace_manifest, pinned_release
+from ..args.checks import ArgsError, shape_problems
+from ..args.inputs import GpuNodes
+from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
+from ..k8s.objects import custom_resource, namespace_manifest, pinned_release
 from . import render as r
 from .args import KueueQueuesArgs, KueueTeamArgs
 

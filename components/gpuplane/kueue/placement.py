@@ -16,8 +16,8 @@ from typing import Any
 from ..config import ConfigError
 from ..config.capacity import is_queued
 from ..config.model import StackConfig
-from ..nodes import pool_labels
-from ..placement import find_pool, gpu_nodes, placement
+from ..scheduling.nodes import pool_labels
+from ..scheduling.placement import find_pool, gpu_nodes, placement
 from . import render as r
 from .stack import team_of
 

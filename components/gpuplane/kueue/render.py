@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import yamltext
-from ..inputs import GpuNodes, TaintArgs, TaintEffect
-from ..nodes import QUEUED_TAINTS
-from ..placement import affinity_of
+from ..args.inputs import GpuNodes, TaintArgs, TaintEffect
+from ..scheduling.nodes import QUEUED_TAINTS
+from ..scheduling.placement import affinity_of
+from ..text import yamltext
 from .args import KueueTeamArgs, KueueTopologyArgs
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"

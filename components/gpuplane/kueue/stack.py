@@ -10,7 +10,7 @@ from ..config import ConfigError
 from ..config.capacity import duration_seconds, is_queued
 from ..config.model import GpuPool, StackConfig
 from ..config.queues import QueuesConfig
-from ..placement import ceiling, stack_gpu_nodes
+from ..scheduling.placement import ceiling, stack_gpu_nodes
 from .args import KueueQueuesArgs, KueueTeamArgs, KueueTopologyArgs
 
 

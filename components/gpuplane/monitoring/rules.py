@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import yamltext
+from ..text import yamltext
 from .labels import SCRAPE_CONFIG, WORKLOAD, LabelModel
 from .scrape import JOB_NAME
 

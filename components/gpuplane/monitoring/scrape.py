@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import yamltext
+from ..text import yamltext
 
 JOB_NAME = "gpu-metrics"
 

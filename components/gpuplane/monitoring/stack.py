@@ -21,11 +21,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..args.deferred import Deferred
+from ..args.platform import GpuMonitoringArgs
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
-from ..clusters import adopt_kubernetes_provider, facts, is_cluster
-from ..deferred import Deferred
-from ..kube import custom_resource, namespace_manifest, pinned_release, privileged_namespace
-from ..platform_args import GpuMonitoringArgs
+from ..k8s.clusters import adopt_kubernetes_provider, facts, is_cluster
+from ..k8s.objects import custom_resource, namespace_manifest, pinned_release, privileged_namespace
 from .dashboard import dashboard_configmap
 from .monitors import pod_monitoring_manifest, service_monitor_manifest
 from .rules import RuleSettings, prometheus_rule_manifest, rule_groups

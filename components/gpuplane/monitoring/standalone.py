@@ -10,14 +10,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..argcheck import ArgsError, plain, shape_problems, snake
+from ..args.checks import ArgsError, plain, shape_problems, snake
+from ..args.deferred import Deferred
+from ..args.platform import GpuMonitoringArgs, MonitoringArgs, to_config
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
 from ..config.base import DNS_LABEL
 from ..config.load import key_path
 from ..config.monitoring import MonitoringConfig
-from ..deferred import Deferred
 from ..nvidia import dcgm, operator
-from ..platform_args import GpuMonitoringArgs, MonitoringArgs, to_config
 from .rules import rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
 from .stack import MonitoringSpec

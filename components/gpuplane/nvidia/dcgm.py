@@ -15,12 +15,12 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, lift, plain, shape_problems
-from ..clusters import adopt_kubernetes_provider, cluster_problems
-from ..inputs import ExporterHost, GpuNodes
-from ..kube import pinned_release, privileged_namespace
-from ..nodes import POOL_LABEL, NodeSelection, agent_tolerations, label_affinity, targets_of
+from ..args.checks import ArgsError, lift, plain, shape_problems
+from ..args.inputs import ExporterHost, GpuNodes
+from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
+from ..k8s.objects import pinned_release, privileged_namespace
 from ..pins import CHARTS
+from ..scheduling.nodes import POOL_LABEL, NodeSelection, agent_tolerations, label_affinity, targets_of
 
 RELEASE = "dcgm-exporter"
 """Helm release name (fixed, so the Service name and labels are known before deploy)."""

@@ -15,14 +15,14 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..argcheck import ArgsError, lift, plain, shape_problems
+from ..args.checks import ArgsError, lift, plain, shape_problems
+from ..args.inputs import AmiType, GpuNodes
 from ..catalog import NODE_IMAGES, NodeImage, operator_components
-from ..clusters import adopt_kubernetes_provider, cluster_problems
 from ..config.model import GpuPool
 from ..config.sharing import Sharing
-from ..inputs import AmiType, GpuNodes
-from ..kube import pinned_release, privileged_namespace
-from ..nodes import GPU_TAINT, GpuNodeTarget, targets_of, tolerations_for
+from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
+from ..k8s.objects import pinned_release, privileged_namespace
+from ..scheduling.nodes import GPU_TAINT, GpuNodeTarget, targets_of, tolerations_for
 from .sharing import DEVICE_PLUGIN_CONFIG, MIG_STRATEGY, device_plugin_configmap
 
 RELEASE = "gpu-operator"

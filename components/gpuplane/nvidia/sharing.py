@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from .. import yamltext
 from ..catalog import lookup
 from ..config.model import GpuPool
 from ..config.sharing import Sharing
+from ..text import yamltext
 
 GKE_STRATEGY: Mapping[str, str] = MappingProxyType({"time-slicing": "TIME_SHARING", "mps": "MPS"})
 """gpuplane strategy -> GKE API GPUSharingConfig.gpuSharingStrategy."""

@@ -24,7 +24,7 @@ import pulumi
 import yaml
 
 from ..config import ConfigError
-from ..extras import hint
+from ..stack.extras import hint
 from .mocks import STACK_REFERENCES_KEY, PlanMocks
 from .runner import Plan, run_program
 from .stackfile import StackFile, load

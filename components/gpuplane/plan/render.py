@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import jsontext
+from ..text import jsontext
 from .runner import Plan, PlannedResource
 
 
@@ -47,7 +47,7 @@ def to_tree(plan: Plan) -> str:
         if k != "capacity":
             lines.append(f"  {k}: {_short(v)}")
     if isinstance(plan.outputs.get("capacity"), dict):
-        from ..capacity import table
+        from ..stack.capacity import table
 
         lines += ["", "Capacity and cost (output `capacity`):", table(plan.outputs["capacity"])]
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """Run the real stack program under Pulumi mocks and record what the engine would receive.
 
-`plan_stack` is the offline plan: the same `gpuplane.program.main` that `pulumi up` runs, with the
+`plan_stack` is the offline plan: the same `gpuplane.stack.program.main` that `pulumi up` runs, with the
 engine swapped for a recording `MockMonitor`. Config is validated before the mocks are installed, so a
 bad stack registers nothing.
 """
@@ -293,7 +293,7 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
 
     Raises `ConfigError` (before anything is registered) when the config is bad.
     """
-    from ..program import main
+    from ..stack.program import main
 
     parse_flat(stack.flat_config())
     return run_program(stack, main, mocks)

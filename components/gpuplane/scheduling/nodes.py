@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .config.model import GpuPool, Taint
-from .inputs import GpuNodes
+from ..args.inputs import GpuNodes
+from ..config.model import GpuPool, Taint
 
 POOL_LABEL = "gpuplane.io/pool"
 """Node label naming the gpuplane pool a node belongs to."""

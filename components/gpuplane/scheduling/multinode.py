@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .catalog.network import GPUDIRECT, topology_labels
-from .config.model import GpuPool
+from ..catalog.network import GPUDIRECT, topology_labels
+from ..config.model import GpuPool
 
 JOB_LABEL = "gpuplane.io/job"
 """Pod label the placement helper's `job` argument sets; the pod affinity selects pods by it."""
@@ -25,7 +25,7 @@ JOB_LABEL = "gpuplane.io/job"
 def devices(cloud: str, pool: GpuPool) -> dict[str, int]:
     """Extended resources besides GPUs that a whole node of the pool offers a multi-node pod."""
     if cloud == "aws" and pool.network == "efa":
-        from .aws import efa  # the AWS renders import the config models; keep this module light
+        from ..aws import efa  # the AWS renders import the config models; keep this module light
 
         return dict(efa.efa_limits(pool))
     return {}
@@ -39,7 +39,7 @@ def pod_annotations(cloud: str, pool: GpuPool) -> dict[str, str]:
     `devices.gke.io/container.tcpxo-daemon` annotation and the tcpxo-daemon sidecar, which the workload adds."""
     if cloud != "gcp" or pool.network != "gpudirect":
         return {}
-    from .gcp import gpudirect  # the GCP renders import the SDK's config models; keep this module light
+    from ..gcp import gpudirect  # the GCP renders import the SDK's config models; keep this module light
 
     spec = gpudirect.spec_of(pool)
     if spec is None:
@@ -55,11 +55,11 @@ def pod_annotations(cloud: str, pool: GpuPool) -> dict[str, str]:
 
 def pool_instance_types(cloud: str, pool: GpuPool) -> list[str]:
     """The instance / machine types the pool's nodes can be (for the topology labels they get)."""
-    from .config.network import candidate_instances
+    from ..config.network import candidate_instances
 
     if cloud == "aws":
         return candidate_instances(pool.gpu, pool.gpusPerNode, pool.instanceTypes)
-    from .gcp.render import machine_type
+    from ..gcp.render import machine_type
 
     return [machine_type(pool)]
 
@@ -85,7 +85,7 @@ def job_affinity(job: str, topology: list[str]) -> dict[str, Any] | None:
 
 def gpudirect_machine(pool: GpuPool) -> str | None:
     """The pool's machine type when it has GPUDirect networking configured."""
-    from .gcp.render import machine_type
+    from ..gcp.render import machine_type
 
     machine = machine_type(pool)
     return machine if pool.network == "gpudirect" and machine in GPUDIRECT else None

@@ -17,10 +17,10 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from .argcheck import ArgsError, camel, check, pool_config, shape_problems
-from .config.model import StackConfig
+from ..config.model import StackConfig
+from ..kueue.args import KueueTeamArgs
+from .checks import ArgsError, camel, check, pool_config, shape_problems
 from .deferred import Deferred
-from .kueue.args import KueueTeamArgs
 
 
 class ReleaseChannel(StrEnum):
@@ -346,7 +346,7 @@ def platform_config(
     where: str, kinds: Sequence[str], args: Mapping[str, Any], cls: Any = None
 ) -> tuple[StackConfig, Deferred]:
     """Validate a platform's args as its stack config: `(StackConfig, Deferred)`. Output args that may be
-    Outputs are deferred (see `gpuplane.deferred`); any other Output, a kind outside `kinds`, keys the
+    Outputs are deferred (see `gpuplane.args.deferred`); any other Output, a kind outside `kinds`, keys the
     platform's args TypedDict `cls` does not declare (named with its keys, not the stack config's) and
     every config problem come back together in one `ArgsError`, argument paths first."""
     deferred = Deferred()

@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import yamltext
-from .pins import CHARTS
+from ..pins import CHARTS
+from ..text import yamltext
 
 
 def namespace_manifest(name: str, level: str) -> dict[str, Any]:

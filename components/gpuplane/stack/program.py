@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pulumi
 
-from .config import ConfigError, StackConfig, from_pulumi
+from ..config import ConfigError, StackConfig, from_pulumi
 from .extras import hint
 
 

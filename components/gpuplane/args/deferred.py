@@ -18,7 +18,7 @@ from typing import Any
 
 import pulumi
 
-from .argcheck import known
+from .checks import known
 
 
 class Deferred:

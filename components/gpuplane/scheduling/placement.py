@@ -14,17 +14,17 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, overload
 
+from ..args.inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
+from ..catalog import lookup
+from ..config import ConfigError
+from ..config.base import suggest
+from ..config.capacity import capacity_order, eks_capacity_type, uses_compute_class
+from ..config.model import GpuPool, StackConfig
+from ..nvidia.sharing import gke_node_labels, resource_name, slots_per_gpu
 from . import multinode
-from .catalog import lookup
 from .compute_class import LABEL as COMPUTE_CLASS_LABEL
 from .compute_class import class_name
-from .config import ConfigError
-from .config.base import suggest
-from .config.capacity import capacity_order, eks_capacity_type, uses_compute_class
-from .config.model import GpuPool, StackConfig
-from .inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
 from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
-from .nvidia.sharing import gke_node_labels, resource_name, slots_per_gpu
 
 Expr = dict[str, Any]
 
@@ -115,7 +115,7 @@ def find_pool(cfg: StackConfig, name: str) -> GpuPool:
 
 def ceiling(pool: GpuPool) -> int:
     """Most of the pool's resource it can offer: maxNodes x GPUs x units per GPU (the capacity summary's
-    `slots_at_max`, `gpuplane.capacity`)."""
+    `slots_at_max`, `gpuplane.stack.capacity`)."""
     return pool.maxNodes * pool.gpusPerNode * slots_per_gpu(pool)
 
 

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pulumi
 
-from .catalog import lookup
-from .catalog.availability import AWS_REGIONS, GCP_ZONES, aws_regions
-from .catalog.regions import cloud_regions
-from .config.base import suggest
-from .config.model import GpuPool, StackConfig
-from .monitoring.scrape import fleet_scrape_yaml
+from ..catalog import lookup
+from ..catalog.availability import AWS_REGIONS, GCP_ZONES, aws_regions
+from ..catalog.regions import cloud_regions
+from ..config.base import suggest
+from ..config.model import GpuPool, StackConfig
+from ..monitoring.scrape import fleet_scrape_yaml
 
 Loc = tuple[int | str, ...]
 UNLIMITED = 10**9

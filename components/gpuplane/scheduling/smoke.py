@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .config.model import StackConfig
+from ..config.model import StackConfig
 from .placement import pod
 
 NAMESPACE = "gpuplane-smoke"

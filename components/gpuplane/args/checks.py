@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import pulumi
 
-from .config import ConfigError, parse_config
-from .config.model import StackConfig
+from ..config import ConfigError, parse_config
+from ..config.model import StackConfig
 from .inputs import GpuPoolArgs
 
 T = TypeVar("T")
@@ -189,7 +189,7 @@ def shape_problems(args: Any, cls: Any, path: str = "", nested: bool = True) -> 
     and Outputs where it declares a plain value, in nested typed sections (lists of them included) too, as
     `(argument path, reason)`. Python checks neither at runtime. `nested=False`: undeclared keys inside
     sections are left to the config check that names them (Outputs are still reported)."""
-    from .config.base import suggest
+    from ..config.base import suggest
 
     if isinstance(args, list | tuple):
         return [p for i, item in enumerate(args) for p in shape_problems(item, cls, f"{path}[{i}]", nested)]

@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .kube import exec_kubeconfig
+from .objects import exec_kubeconfig
 
 
 def gke_document(context: str, endpoint: str, ca_certificate: str) -> str:

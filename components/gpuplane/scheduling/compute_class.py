@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .catalog import lookup
-from .config.capacity import capacity_order, duration_seconds, pool_machines, uses_compute_class
-from .config.model import GpuPool, StackConfig
+from ..catalog import lookup
+from ..config.capacity import capacity_order, duration_seconds, pool_machines, uses_compute_class
+from ..config.model import GpuPool, StackConfig
 
 LABEL = "cloud.google.com/compute-class"
 """The node label (and, on nodes GKE creates for a class, the NoSchedule taint key) that selects a class

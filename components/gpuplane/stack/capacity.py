@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .catalog import lookup
-from .catalog.availability import PRICE_SOURCE, SPOT_FRACTION
-from .catalog.pricing import DWS_OPTIONS, Rates, node_rate
-from .config.capacity import capacity_order, reserved_nodes
-from .config.model import GpuPool, StackConfig
+from ..catalog import lookup
+from ..catalog.availability import PRICE_SOURCE, SPOT_FRACTION
+from ..catalog.pricing import DWS_OPTIONS, Rates, node_rate
+from ..config.capacity import capacity_order, reserved_nodes
+from ..config.model import GpuPool, StackConfig
+from ..nvidia.sharing import slots_per_gpu
 from .fleet import region_configs
-from .nvidia.sharing import slots_per_gpu
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,10 @@ class CapacityRow:
 def machine_of(cfg: StackConfig, pool: GpuPool) -> str:
     """The instance or machine type a pool's nodes use (for classes: the catalog's smallest fit)."""
     if cfg.platform_spec.cloud == "gcp":
-        from .gcp.render import machine_type
+        from ..gcp.render import machine_type
 
         return machine_type(pool)
-    from .aws.render import instance_types
+    from ..aws.render import instance_types
 
     return instance_types(pool)[0]
 
@@ -127,7 +127,7 @@ def summary(cfg: StackConfig) -> dict[str, Any]:
     priced = [r for r in rows if r.usd_per_hour_at_max is not None]
     queues: dict[str, Any] = {}
     if cfg.queues is not None:
-        from .kueue.stack import quota_rows
+        from ..kueue.stack import quota_rows
 
         queues = {"queues": quota_rows(cfg)}
     return {

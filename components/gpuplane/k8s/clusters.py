@@ -33,7 +33,7 @@ class ClusterFacts:
     region: pulumi.Output[str]
     """Its region (EKS: from the cluster ARN; GKE: the location, a zone's region for a zonal cluster)."""
     kubeconfig: pulumi.Output[str]
-    """A secret kubeconfig that authenticates with the cloud CLI (`gpuplane.kubeconfig`)."""
+    """A secret kubeconfig that authenticates with the cloud CLI (`gpuplane.k8s.kubeconfig`)."""
     version: pulumi.Output[str] | None = None
     """EKS: the control plane's Kubernetes version (node groups follow it)."""
     subnet_ids: pulumi.Output[list[str]] | None = None

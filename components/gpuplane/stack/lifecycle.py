@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from .config.model import ClusterConfig
+from ..config.model import ClusterConfig
 
 
 def keep_options(cluster: ClusterConfig, opts: pulumi.ResourceOptions) -> pulumi.ResourceOptions:

@@ -1,0 +1,1 @@
+"""Kubernetes objects, kubeconfigs and providers, and the cluster objects users pass in."""

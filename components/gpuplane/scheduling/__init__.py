@@ -1,0 +1,2 @@
+"""Where GPU pods and nodes go: pool labels and taints, placement fragments, multi-node jobs, GKE
+ComputeClasses, smoke tests."""

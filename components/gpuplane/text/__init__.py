@@ -1,0 +1,1 @@
+"""YAML and JSON text for outputs, chart values and the plan, byte-identical to the standard encoders."""
