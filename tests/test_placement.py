@@ -64,7 +64,7 @@ def auto_provisioned_node_fits(plan: Plan, cfg: StackConfig, pool: str, fragment
     node = {"cloud.google.com/gke-accelerator": {gpu.gcp.accelerator}}
     if p.spot:
         node["cloud.google.com/gke-spot"] = {"true"}
-    from gpuplane.nvidia.sharing import gke_node_labels
+    from gpuplane.scheduling.sharing import gke_node_labels
 
     node.update({k: {v} for k, v in gke_node_labels(p).items()})
     assert could_match(fragment["affinity"], node)

@@ -18,9 +18,9 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from ..config.model import StackConfig
-from ..kueue.args import KueueTeamArgs
 from .checks import ArgsError, camel, check, pool_config, shape_problems
 from .deferred import Deferred
+from .kueue import KueueTeamArgs
 
 
 class ReleaseChannel(StrEnum):

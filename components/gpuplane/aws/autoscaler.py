@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..k8s.objects import pinned_release
-from ..stack.names import ROLE, fit_autoname
+from ..resources.names import ROLE, fit_autoname
 from . import render
 
 NAMESPACE = "kube-system"

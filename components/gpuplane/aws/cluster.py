@@ -13,8 +13,8 @@ import pulumi_kubernetes as k8s
 from ..catalog.regions import aws_partition
 from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
-from ..stack.lifecycle import keep_component_options, keep_options
-from ..stack.names import ROLE, fit_autoname
+from ..resources.lifecycle import keep_component_options, keep_options
+from ..resources.names import ROLE, fit_autoname
 from . import efa, render
 from .capacity_render import reservation_zone, reserved_launch_args
 from .live_size import with_live_size

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..k8s.objects import custom_resource, pinned_release
-from ..stack.names import ROLE, fit_autoname
+from ..resources.names import ROLE, fit_autoname
 from . import efa
 from . import karpenter_render as kr
 from .karpenter_iam import controller_policies

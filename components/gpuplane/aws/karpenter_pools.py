@@ -13,9 +13,9 @@ from ..args.checks import camel, check, lift, plain, pool_config, require
 from ..args.inputs import GpuNodes, GpuPoolArgs
 from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems, from_cluster, label_of
 from ..k8s.objects import custom_resource
-from ..nvidia.sharing import operator_node_labels
 from ..scheduling.nodes import pool_labels
 from ..scheduling.placement import gpu_nodes
+from ..scheduling.sharing import operator_node_labels
 from . import efa
 from . import karpenter_render as kr
 from .placement_group import own_placement_group

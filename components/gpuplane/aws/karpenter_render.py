@@ -16,8 +16,8 @@ from ..catalog import NODE_IMAGES, lookup
 from ..config.capacity import Reservation, capacity_order
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
-from ..nvidia.sharing import advertised, operator_node_labels
 from ..scheduling.nodes import pool_labels, pool_taints
+from ..scheduling.sharing import advertised, operator_node_labels
 from . import efa
 
 NAMESPACE = "kube-system"
@@ -326,7 +326,7 @@ def gpu_overlay(pool: GpuPool) -> dict[str, Any] | None:
     pods asking for `nvidia.com/mig-<profile>` never make it launch a node, and time-sliced or MPS
     replicas are packed one per GPU (too many nodes). The overlay sets the capacity per node of the
     class's NodePool (`karpenter.sh/nodepool`), for its instance types (`instance-gpu-count`); the
-    device plugin then advertises the same amount on the real node (`components/gpuplane/nvidia/sharing.py`).
+    device plugin then advertises the same amount on the real node (`components/gpuplane/scheduling/sharing.py`).
     """
     if pool.sharing is None:
         return None

@@ -18,9 +18,9 @@ from ..catalog import NODE_IMAGES, lookup
 from ..config.capacity import eks_capacity_type
 from ..config.model import ClusterConfig, GpuPool
 from ..config.network import efa_instances
-from ..nvidia.sharing import advertised, operator_node_labels
+from ..resources.names import fit_autoname, fit_prefix
 from ..scheduling.nodes import pool_labels, pool_taints
-from ..stack.names import fit_autoname, fit_prefix
+from ..scheduling.sharing import advertised, operator_node_labels
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
     {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}

@@ -32,7 +32,7 @@ SYSTEM_MACHINES = {"gcp": "e2-standard-4", "aws": "m7i.large"}
 
 
 def resource_of(pool: GpuPool, cloud: str) -> str:
-    from ..nvidia.sharing import resource_name
+    from ..scheduling.sharing import resource_name
 
     return resource_name(pool, cloud)
 

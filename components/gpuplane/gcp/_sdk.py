@@ -1,5 +1,5 @@
 """Imported first by the package: the clear missing-extra error instead of a bare ModuleNotFoundError."""
 
-from ..stack.extras import require
+from ..resources.extras import require
 
 require("gcp")

@@ -22,10 +22,10 @@ from ..k8s.objects import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.standalone import DEVICE_PLUGIN
 from ..monitoring.wiring import monitoring_outputs
+from ..resources.lifecycle import keep_options
 from ..scheduling.compute_class import compute_classes
 from ..scheduling.placement import stack_gpu_nodes
 from ..scheduling.smoke import smoke_tests
-from ..stack.lifecycle import keep_options
 from . import render
 from .access import kube_access, node_service_account
 from .network import cloud_nat, endpoint_args

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
-from ..stack.lifecycle import keep_options
+from ..resources.lifecycle import keep_options
 from . import gpudirect, render
 from .access import kube_access, node_service_account
 from .network import cloud_nat

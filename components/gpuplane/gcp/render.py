@@ -17,8 +17,8 @@ from ..config.capacity import gcp_pool_zones
 from ..config.gcp import GKE_DEFAULT_ZONES, GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
-from ..nvidia.sharing import gke_accelerator_sharing
 from ..scheduling.nodes import pool_labels, pool_taints
+from ..scheduling.sharing import gke_accelerator_sharing
 from .capacity_render import pool_capacity
 from .network import endpoint_args, pool_network_args
 

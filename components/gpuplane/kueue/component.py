@@ -9,10 +9,10 @@ import pulumi_kubernetes as k8s
 
 from ..args.checks import ArgsError, shape_problems
 from ..args.inputs import GpuNodes
+from ..args.kueue import KueueQueuesArgs, KueueTeamArgs
 from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
 from ..k8s.objects import custom_resource, namespace_manifest, pinned_release
 from . import render as r
-from .args import KueueQueuesArgs, KueueTeamArgs
 
 RELEASE = "kueue"
 NAMESPACE = "kueue-system"

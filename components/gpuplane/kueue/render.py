@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..args.inputs import GpuNodes, TaintArgs, TaintEffect
+from ..args.kueue import KueueTeamArgs, KueueTopologyArgs
 from ..scheduling.nodes import QUEUED_TAINTS
 from ..scheduling.placement import affinity_of
 from ..text import yamltext
-from .args import KueueTeamArgs, KueueTopologyArgs
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 """The storage version of every Kueue v0.19.2 CRD (config/components/crd/bases)."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..args.kueue import KueueQueuesArgs, KueueTeamArgs, KueueTopologyArgs
 from ..catalog.topology import labelled
 from ..config import ConfigError
 from ..config.capacity import duration_seconds, is_queued
 from ..config.model import GpuPool, StackConfig
 from ..config.queues import QueuesConfig
 from ..scheduling.placement import ceiling, stack_gpu_nodes
-from .args import KueueQueuesArgs, KueueTeamArgs, KueueTopologyArgs
 
 
 def queued_run_seconds(cfg: StackConfig) -> int | None:

@@ -23,7 +23,7 @@ from ..config.sharing import Sharing
 from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
 from ..k8s.objects import pinned_release, privileged_namespace
 from ..scheduling.nodes import GPU_TAINT, GpuNodeTarget, targets_of, tolerations_for
-from .sharing import DEVICE_PLUGIN_CONFIG, MIG_STRATEGY, device_plugin_configmap
+from ..scheduling.sharing import DEVICE_PLUGIN_CONFIG, MIG_STRATEGY, device_plugin_configmap
 
 RELEASE = "gpu-operator"
 NAMESPACE = "gpu-operator"

@@ -24,7 +24,7 @@ import pulumi
 import yaml
 
 from ..config import ConfigError
-from ..stack.extras import hint
+from ..resources.extras import hint
 from .mocks import STACK_REFERENCES_KEY, PlanMocks
 from .runner import Plan, run_program
 from .stackfile import StackFile, load

@@ -20,11 +20,11 @@ from ..config import ConfigError
 from ..config.base import suggest
 from ..config.capacity import capacity_order, eks_capacity_type, uses_compute_class
 from ..config.model import GpuPool, StackConfig
-from ..nvidia.sharing import gke_node_labels, resource_name, slots_per_gpu
 from . import multinode
 from .compute_class import LABEL as COMPUTE_CLASS_LABEL
 from .compute_class import class_name
 from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
+from .sharing import gke_node_labels, resource_name, slots_per_gpu
 
 Expr = dict[str, Any]
 

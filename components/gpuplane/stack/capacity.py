@@ -13,7 +13,7 @@ from ..catalog.availability import PRICE_SOURCE, SPOT_FRACTION
 from ..catalog.pricing import DWS_OPTIONS, Rates, node_rate
 from ..config.capacity import capacity_order, reserved_nodes
 from ..config.model import GpuPool, StackConfig
-from ..nvidia.sharing import slots_per_gpu
+from ..scheduling.sharing import slots_per_gpu
 from .fleet import region_configs
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pulumi
 
 from ..config import ConfigError, StackConfig, from_pulumi
-from .extras import hint
+from ..resources.extras import hint
 
 
 def builder_for(cfg: StackConfig) -> Callable[..., dict[str, object]]:

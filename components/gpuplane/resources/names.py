@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..plan.deploy.rules import AUTONAME_SUFFIX, GLOBAL_NAMES
+from ..catalog.names import AUTONAME_SUFFIX, GLOBAL_NAMES
 
 ROLE = "aws:iam/role:Role"
 

@@ -4,7 +4,7 @@ the annotations, as in `gpuplane.args.inputs`)."""
 from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
-from ..args.inputs import GpuNodes
+from .inputs import GpuNodes
 
 
 class KueueTeamArgs(TypedDict):
