@@ -180,3 +180,21 @@ def test_a_node_pool_takes_its_location_from_the_cluster_id() -> None:
     p = plan(program, **{"gcp:project": "my-proj"})
     (pool,) = [r for r in p.resources if r.type == "gcp:container/nodePool:NodePool"]
     assert pool.filled.get("location") == "europe-west4"  # terraform-provider-google parses it from the ID
+
+
+def test_a_node_pools_instance_groups_are_in_its_zones() -> None:
+    def program() -> None:
+        cluster = gcp.container.Cluster("c", location="europe-west4-a", initial_node_count=1)
+        gcp.container.NodePool("zonal", cluster=cluster.id, node_count=1)
+        gcp.container.NodePool(
+            "spread", cluster=cluster.id, node_count=1, node_locations=["europe-west4-b", "europe-west4-c"]
+        )
+
+    monitor = install(StackFile(project="mine", stack="dev", config={"gcp:project": "my-proj"}), PlanMocks())
+    _sync_await(run_pulumi_func(program))
+    urls = {
+        r.urn.rsplit("::", 1)[-1]: [u.split("/zones/")[1].split("/")[0] for u in r.state["instanceGroupUrls"]]
+        for r in monitor.resources.values()
+        if r.urn.endswith(("::zonal", "::spread"))
+    }
+    assert urls == {"zonal": ["europe-west4-a"], "spread": ["europe-west4-b", "europe-west4-c"]}

@@ -7,6 +7,7 @@ are identical. Unknown types echo their inputs, as the engine would report them 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,15 +43,16 @@ def _gke_node_pool(a: pulumi.runtime.MockResourceArgs) -> State:
     i = a.inputs
     name, project, loc = i.get("name", a.name), i.get("project", "project"), i.get("location", "us-central1")
     group = f"gke-{name}-{digest(a.name)[:8]}-grp"
+    # One instance group per zone the pool runs in: its node locations, else the zone of a zonal cluster,
+    # else (a regional pool on the cluster's default locations) the region's first zone here.
+    zonal = re.fullmatch(r"[a-z]+-[a-z]+[0-9]+-[a-z]", str(loc))
+    zones = list(i.get("nodeLocations") or ([loc] if zonal else [f"{loc}-a"]))
+    base = f"https://www.googleapis.com/compute/v1/projects/{project}/zones"
     return {
         **i,
         "version": "1.33.5-gke.1201000",
-        "instanceGroupUrls": [
-            f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{loc}-a/instanceGroupManagers/{group}"
-        ],
-        "managedInstanceGroupUrls": [
-            f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{loc}-a/instanceGroups/{group}"
-        ],
+        "instanceGroupUrls": [f"{base}/{z}/instanceGroupManagers/{group}" for z in zones],
+        "managedInstanceGroupUrls": [f"{base}/{z}/instanceGroups/{group}" for z in zones],
     }
 
 
