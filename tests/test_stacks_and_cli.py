@@ -95,6 +95,25 @@ def test_plan_preview_shows_computed_values_unknown(capsys: pytest.CaptureFixtur
     assert cli_main(["plan", "--program", str(ROOT / "examples" / "gke-your-cluster"), "--preview"]) == 0
 
 
+@pytest.mark.parametrize("stack", ["gcp-standard", "aws-karpenter"])
+def test_the_program_pulumi_up_runs_is_the_one_gpuplane_plan_runs(stack: str) -> None:
+    """`pulumi up` runs the project's root `__main__.py`: under the mocks it registers what `gpuplane plan`
+    plans (which calls `gpuplane.stack.program.main` directly)."""
+    import runpy
+
+    from pulumi.runtime.stack import run_pulumi_func
+    from pulumi.runtime.sync_await import _sync_await
+
+    from gpuplane.plan import load, plan_stack
+    from gpuplane.plan.runner import install
+
+    file = load(stack)
+    planned = [r.urn for r in plan_stack(file).resources]
+    monitor = install(file)
+    _sync_await(run_pulumi_func(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")))
+    assert sorted(r.urn for r in monitor.registrations) == sorted(planned)
+
+
 def test_gpus_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["gpus"]) == 0
     out = capsys.readouterr().out
