@@ -115,7 +115,7 @@ cluster_names = st.from_regex(DNS_LABEL, fullmatch=True).filter(lambda s: len(s)
 
 
 def fleet_names(base: str, regions: list[str]) -> list[str]:
-    """Cluster names a fleet derives (components/gpuplane/fleet.py region_configs), those the config accepts."""
+    """Cluster names a fleet derives (components/gpuplane/stack/fleet.py region_configs), those the config accepts."""
     return [f"{base}-{r}" for r in regions if len(f"{base}-{r}") <= 40]
 
 

@@ -198,3 +198,15 @@ def test_a_node_pools_instance_groups_are_in_its_zones() -> None:
         if r.urn.endswith(("::zonal", "::spread"))
     }
     assert urls == {"zonal": ["europe-west4-a"], "spread": ["europe-west4-b", "europe-west4-c"]}
+
+
+def test_an_unnamed_helm_release_gets_its_autoname_and_collides_with_nothing() -> None:
+    def program() -> None:
+        cluster = gcp.container.Cluster("c", location="us-central1", initial_node_count=1)
+        provider = kubernetes_provider("c-k8s", cluster)
+        on = pulumi.ResourceOptions(provider=provider)
+        k8s.helm.v3.Release("a", name="monitoring", chart="x", namespace="m", opts=on)
+        k8s.helm.v3.Release("monitoring", chart="y", namespace="m", opts=on)
+
+    p = plan(program, **{"gcp:project": "my-proj"})
+    assert not [v for v in check(p) if v.rule == "kubernetes-name-unique"]

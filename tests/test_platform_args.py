@@ -329,3 +329,11 @@ def test_a_typed_platform_takes_queues_as_the_stack_does() -> None:
     queues = {"teams": [{"name": "vision", "quota": {"l4": 2}}], "create_namespaces": False}
     regs = run(lambda: GkeGpuPlatform("research", {**GKE, "queues": queues}))  # type: ignore[typeddict-item]
     assert any(r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" for r in regs), sorted({r.type for r in regs})
+
+
+def test_autopilot_takes_its_own_kind_and_refuses_another() -> None:
+    args = {"cluster": GKE["cluster"], "gcp": GKE["gcp"]}
+    regs = run(lambda: GkeAutopilotPlatform("research", {**args, "kind": "gke-autopilot"}))  # type: ignore[typeddict-unknown-key]
+    assert any(r.type == "gcp:container/cluster:Cluster" for r in regs)
+    err = _bad(GkeAutopilotPlatform, {**args, "kind": "gke-standard"})
+    assert [p for p, _ in err.problems] == ["kind"]

@@ -73,3 +73,38 @@ def test_a_resource_made_inside_apply_is_missing_from_the_preview() -> None:
         return {r.urn.rsplit("::", 1)[-1] for r in monitor.registrations}
 
     assert "late" in urns(PlanMocks()) and "late" not in urns(PreviewMocks())
+
+
+def test_unknown_inputs_never_crash_the_preview_and_stay_unknown() -> None:
+    """Inputs that are another resource's computed outputs: new subnets, a cluster's ID (a node pool's
+    location then comes from the ID at create, so the preview does not ask for a zone)."""
+    import pulumi
+    import pulumi_aws as aws
+    import pulumi_eks as eks
+    import pulumi_gcp as gcp
+    import pulumi_kubernetes as k8s
+
+    def program() -> None:
+        cluster = gcp.container.Cluster("c", location="us-central1", initial_node_count=1, project="p-123456")
+        gcp.container.NodePool("pool", cluster=cluster.id, node_count=1)
+        provider = k8s.Provider("k", kubeconfig="{}")
+        ns = k8s.core.v1.Namespace("team", opts=pulumi.ResourceOptions(provider=provider))
+        k8s.core.v1.ConfigMap(
+            "settings", metadata={"namespace": ns.metadata.name}, opts=pulumi.ResourceOptions(provider=provider)
+        )
+        vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+        subnets = [aws.ec2.Subnet(f"s{i}", vpc_id=vpc.id, cidr_block=f"10.0.{i}.0/24") for i in range(2)]
+        eks.Cluster("ml", vpc_id=vpc.id, private_subnet_ids=[s.id for s in subnets], skip_default_node_group=True)
+        aws.iam.Role("role", assume_role_policy="{}")
+
+    file = load(str(ROOT / "stacks" / "Pulumi.gcp-standard.yaml"))
+    monitor = install(type(file)(project="p", stack="s", config={"aws:region": "us-east-1"}), PreviewMocks())
+    _sync_await(run_pulumi_func(program))
+    by_name = {r.name: r for r in monitor.registrations}
+    assert by_name["pool"].inputs["cluster"] == "[unknown]"
+    assert by_name["settings"].inputs["metadata"]["namespace"].startswith("team-")  # named at check: known
+    assert "[unknown]" in str(by_name["ml"].inputs["privateSubnetIds"])
+    # Names made at check time are known in a preview: the bridge's autoname, a Kubernetes object's.
+    role = monitor.resources[by_name["role"].urn].state
+    assert role["name"].startswith("role-")
+    assert monitor.resources[by_name["team"].urn].state["metadata"]["name"].startswith("team-")

@@ -205,8 +205,12 @@ def test_the_placement_function_is_in_the_schema_and_answers_as_python_does() ->
     answer = GpuplaneProvider().invoke(PLACEMENT, {"gpuNodes": wire, "gpus": 2.0})
     assert not answer.failures
     assert answer.outputs == placement(nodes, gpus=2)  # type: ignore[arg-type]
-    refused = GpuplaneProvider().invoke(PLACEMENT, {"gpuNodes": wire, "gpus": 3.0})
-    assert [f.property for f in refused.failures or []] == ["gpus"]
+    provider = GpuplaneProvider()
+    for gpus in (3.0, 0.0, 2.5, "two"):
+        refused = provider.invoke(PLACEMENT, {"gpuNodes": wire, "gpus": gpus})
+        assert [f.property for f in refused.failures or []] == ["gpus"], gpus
+    missing = provider.invoke(PLACEMENT, {"gpuNodes": {k: v for k, v in wire.items() if k != "pool"}})
+    assert [f.property for f in missing.failures or []] == ["gpuNodes.pool"]
 
 
 def test_component_docs_are_generated_from_the_classes() -> None:

@@ -173,18 +173,27 @@ class GpuplaneProvider(ComponentProvider):
         if token != PLACEMENT:
             return super().invoke(token, args)
         nodes_type = self._type_defs["GpuNodes"]
-        nodes = args.get("gpuNodes")
+        nodes, gpus, job = args.get("gpuNodes"), args.get("gpus", 1), args.get("job")
+        failures = []
         if not isinstance(nodes, Mapping):
-            return InvokeResult({}, [CheckFailure("gpuNodes", "required: one entry of a pool component's gpuNodes")])
-        target = cast(
-            GpuNodes,
-            self.map_input_properties(
-                dict(nodes), nodes_type.properties, nodes_type.properties_mapping, "placement", "gpuNodes"
-            ),
-        )
+            failures.append(CheckFailure("gpuNodes", "required: one entry of a pool component's gpuNodes"))
+        if isinstance(gpus, bool) or not isinstance(gpus, int | float) or gpus != int(gpus) or gpus < 1:
+            failures.append(CheckFailure("gpus", f"must be a whole number of at least 1, not {gpus!r}"))
+        if job is not None and not isinstance(job, str):
+            failures.append(CheckFailure("job", f"must be a string, not {job!r}"))
+        if failures:
+            return InvokeResult({}, failures)
+        assert isinstance(nodes, Mapping) and isinstance(gpus, int | float)
         try:
-            job = args.get("job")
-            fragment = placement(target, gpus=int(args.get("gpus") or 1), job=str(job) if job else None)
+            target = cast(
+                GpuNodes,
+                self.map_input_properties(
+                    dict(nodes), nodes_type.properties, nodes_type.properties_mapping, "placement", "gpuNodes"
+                ),
+            )
+            fragment = placement(target, gpus=int(gpus), job=job or None)
+        except InputPropertyError as exc:  # a key of the entry missing or of the wrong kind
+            return InvokeResult({}, [CheckFailure(exc.property_path, exc.reason)])
         except ConfigError as exc:
             return InvokeResult({}, [CheckFailure(path, reason) for path, reason in exc.problems])
         return InvokeResult(fragment)

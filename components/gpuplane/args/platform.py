@@ -364,7 +364,9 @@ def platform_config(
     kind = args.get("kind", kinds[0])
     problems = [(p, PLAIN) for p in unknown_paths(doc)]
     if cls is not None:
-        shaped_as = {k: v for k, v in args.items() if k != "platform"}  # said below, with what to write instead
+        # `platform` is said below, with what to write instead; `kind` is checked against `kinds` below (a
+        # one-kind platform, Autopilot, declares none but accepts its own)
+        shaped_as = {k: v for k, v in args.items() if k not in ("platform", "kind")}
         problems += [(p, r) for p, r in shape_problems(shaped_as, cls) if r.startswith("unknown argument")]
     if "platform" in doc:  # the stack key; a component's platform is its `kind` (it would override it)
         problems.append(("platform", f"unknown argument: give the platform as `kind` (one of {list(kinds)})"))

@@ -150,7 +150,7 @@ RULES: Mapping[str, CapacityRules] = MappingProxyType(
             reservation_keys=GCP_KEYS,
         ),
         # Auto-provisioned GKE carries an order with a ComputeClass whose `priorities` GKE tries in turn
-        # (cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass; gcp/compute_class.py). It
+        # (cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass; scheduling/compute_class.py). It
         # has no queued provisioning (that takes ProvisioningRequests on a node pool).
         "gke-nap": CapacityRules(
             types=COMPUTE_CLASS_TYPES,

@@ -1,7 +1,7 @@
 """Multi-node networking of a GPU pool (`gpuPools[].network`, `zones`, `placementGroup`): what the catalog
 allows, checked per pool so every bad key is reported in one pass.
 
-Refused combinations (each one error, tested in tests/test_multinode_config.py):
+Refused combinations (each one error, tested in tests/test_multinode.py):
 - `efa` on an instance type without EFA (catalog `EFA_INTERFACES`), `gpudirect` on a machine type without
   GPUDirect networking (catalog `GPUDIRECT`), and either on the other cloud;
 - a multi-node pool over several zones, or with none: EFA instances must share one cluster placement group,

@@ -18,7 +18,14 @@ from ..config import ConfigError
 from . import mocks_aws, mocks_extra
 from .cloud import LIVE_READS, Cloud
 from .mocks_base import State, digest, fake_ip
-from .mocks_engine import default_gcp_settings, gcp_provider_settings, invented, kubernetes_name, with_gcp_defaults
+from .mocks_engine import (
+    default_gcp_settings,
+    gcp_provider_settings,
+    helm_release_name,
+    invented,
+    kubernetes_name,
+    with_gcp_defaults,
+)
 
 _FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMIIBgpuplaneofflineplanCA\n-----END CERTIFICATE-----\n"
@@ -73,7 +80,7 @@ def _helm_release(a: pulumi.runtime.MockResourceArgs) -> State:
     return {
         **i,
         "status": {
-            "name": i.get("name", a.name),
+            "name": helm_release_name(i, a.name),
             "namespace": i.get("namespace", "default"),
             "chart": i.get("chart", ""),
             "version": i.get("version", ""),
@@ -92,7 +99,8 @@ def _k8s_object(a: pulumi.runtime.MockResourceArgs) -> State:
     meta = dict(i.get("metadata") or {})
     if not meta.get("name"):
         meta["name"] = kubernetes_name(meta, a.name)
-        meta["annotations"] = {**(meta.get("annotations") or {}), "pulumi.com/autonamed": "true"}
+        if not meta.get("generateName"):
+            meta["annotations"] = {**(meta.get("annotations") or {}), "pulumi.com/autonamed": "true"}
     meta["uid"] = str(digest(a.typ, a.name)[:32])
     meta["resourceVersion"] = "1"
     i["metadata"] = meta

@@ -58,9 +58,19 @@ def kubernetes_name(metadata: Mapping[str, Any] | None, logical: str) -> str:
     meta = metadata or {}
     if meta.get("name"):
         return str(meta["name"])
-    if meta.get("generateName"):
+    if meta.get("generateName"):  # (not annotated `pulumi.com/autonamed`: the API server names it)
         return f"{meta['generateName']}{digest(logical, 'generate')[:5]}"
     return f"{logical}-{digest(logical, 'k8s')[:8]}"
+
+
+def helm_release_name(inputs: Mapping[str, Any], logical: str) -> str:
+    """A Helm Release's name: `name`, else pulumi-kubernetes's `<logical>-<8 hex>` (provider/pkg/provider/
+    helm_release.go `assignNameIfAutonameable`, `resource.NewUniqueHex`; deterministic here)."""
+    return str(inputs.get("name") or f"{logical}-{digest(logical, 'helm')[:8]}")
+
+
+PREVIEW_UNKNOWN = "gpuplane-preview-unknown"
+"""What an unknown input (a preview's computed value) reads as inside the mocks (`mocks_preview`)."""
 
 
 def gcp_provider_settings(inputs: Mapping[str, Any]) -> dict[str, str]:
@@ -87,6 +97,8 @@ def with_gcp_defaults(
     m = re.match(r"^projects/([^/]+)/locations/([^/]+)/clusters/", str(filled.get("cluster") or ""))
     if m:
         settings.update(project=m[1], zone=m[2])
+    elif PREVIEW_UNKNOWN in str(filled.get("cluster") or ""):  # the cluster's ID, not known until create
+        fields = tuple(f for f in fields if f not in ("project", "location"))
     for f in fields:
         if filled.get(f):
             continue

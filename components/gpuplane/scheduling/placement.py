@@ -44,7 +44,7 @@ def _gke_common(pool: GpuPool) -> list[Expr]:
 
 
 def _gke_auto(platform: str) -> Callable[[GpuPool], list[Expr]]:
-    """NAP and Autopilot: the accelerator, and the class's ComputeClass where it has one (gcp/compute_class.py)."""
+    """NAP and Autopilot: the accelerator, and the class's ComputeClass where it has one (`compute_class.py`)."""
 
     def exprs(pool: GpuPool) -> list[Expr]:
         own = [_in(COMPUTE_CLASS_LABEL, class_name(pool))] if uses_compute_class(platform, pool) else []

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from ...config.model import StackConfig
-from ..mocks_engine import kubernetes_name
+from ..mocks_engine import helm_release_name, kubernetes_name
 from ..runner import Plan, PlannedResource
 from . import readback, rules, scheduling
 from .graph import DeployGraph, at_path, provider_urn, switch
@@ -267,7 +267,7 @@ def check_kubernetes_names(g: DeployGraph) -> Iterator[Violation]:
         if not (r.custom and r.type.startswith("kubernetes:")):
             continue
         if r.type == "kubernetes:helm.sh/v3:Release":
-            ns, name = str(r.inputs.get("namespace", "default")), str(r.inputs.get("name", r.name))
+            ns, name = str(r.inputs.get("namespace", "default")), helm_release_name(r.inputs, r.name)
         else:
             meta = r.inputs.get("metadata") or {}
             ns, name = str(meta.get("namespace", "")), kubernetes_name(meta, r.name)
