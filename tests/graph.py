@@ -1,4 +1,6 @@
-"""Read facts back out of a planned graph (the engine's view), independent of the code that built it."""
+"""Read facts back out of a planned graph (the engine's view), independent of the code that built it: the
+toleration and node-affinity matchers are written here from the Kubernetes API reference, not imported
+from the deploy simulator (`tests/test_oracles.py` holds the simulator's to them)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplane.plan import Plan, PlannedResource
-from gpuplane.plan.deploy.scheduling import NodeShape, fits, tolerated
 
 GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -31,15 +32,51 @@ def node_taints(pool: PlannedResource) -> set[tuple[str, str, str]]:
     }
 
 
-tolerates = tolerated
-"""Whether tolerations admit a (key, value, effect) taint (the deploy simulator's matching)."""
+def tolerates(tolerations: list[dict[str, Any]] | None, taint: tuple[str, str, str]) -> bool:
+    """Whether tolerations admit a (key, value, effect) taint: written here from the Kubernetes API reference
+    (core/v1 Toleration), not the simulator's matcher, so a bug in one is caught by the other.
+
+    - `effect` empty matches every effect, else it must equal the taint's;
+    - `operator` defaults to `Equal`: the key and the value must equal the taint's;
+    - `Exists` matches any value of the key, and with an empty key every taint."""
+    key, value, effect = taint
+    for t in tolerations or []:
+        if (t.get("effect") or effect) != effect:
+            continue
+        operator = t.get("operator") or "Equal"
+        if operator == "Exists" and (not t.get("key") or t["key"] == key):
+            return True
+        if operator == "Equal" and t.get("key") == key and (t.get("value") or "") == value:
+            return True
+    return False
+
+
+def _expression_holds(e: dict[str, Any], labels: dict[str, str]) -> bool:
+    """One NodeSelectorRequirement on a node's labels (core/v1 NodeSelectorRequirement: In, NotIn, Exists,
+    DoesNotExist; Gt and Lt compare integers)."""
+    key, op, values = e["key"], e["operator"], [str(v) for v in e.get("values") or []]
+    here = key in labels
+    if op == "In":
+        return here and labels[key] in values
+    if op == "NotIn":
+        return not here or labels[key] not in values
+    if op == "Exists":
+        return here
+    if op == "DoesNotExist":
+        return not here
+    if op in ("Gt", "Lt"):
+        if not here or not labels[key].lstrip("-").isdigit():
+            return False
+        return int(labels[key]) > int(values[0]) if op == "Gt" else int(labels[key]) < int(values[0])
+    raise AssertionError(f"unknown operator {op}")
 
 
 def matches(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
-    """Whether required node affinity admits a node with these labels (the deploy simulator's matching)."""
-    assert affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    shape = NodeShape("node", {k: frozenset({v}) for k, v in labels.items()})
-    return fits({"affinity": affinity}, shape)
+    """Whether required node affinity admits a node with these labels, from the Kubernetes API reference
+    (core/v1 NodeSelector: the terms are ORed, a term's matchExpressions ANDed), not the simulator's."""
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms
+    return any(all(_expression_holds(e, labels) for e in t.get("matchExpressions") or []) for t in terms)
 
 
 def children(plan: Plan, parent: PlannedResource) -> list[PlannedResource]:
