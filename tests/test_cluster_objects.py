@@ -15,7 +15,6 @@ import pulumi_eks as eks
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import pytest
-from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpuplane import (
@@ -31,10 +30,9 @@ from gpuplane import (
     KueueQueues,
 )
 from gpuplane.plan.deploy import check
-from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.mocks_engine import engine_name
-from gpuplane.plan.runner import install, recorded
-from gpuplane.plan.stackfile import StackFile
+
+from .test_mocks_engine import plan
 
 POLICY = json.dumps({"Version": "2012-10-17", "Statement": []})
 
@@ -53,13 +51,6 @@ ELSEWHERE = {
 
 def eks_cluster(name: str = "ml") -> Any:
     return eks.Cluster(name, skip_default_node_group=True, vpc_id="vpc-1", private_subnet_ids=["subnet-a"])
-
-
-def plan(program: Callable[[], Any], **config: str) -> Any:
-    stack = StackFile(project="mine", stack="dev", config=config)
-    monitor = install(stack, PlanMocks())
-    _sync_await(run_pulumi_func(program))
-    return recorded(stack, monitor)
 
 
 def of(p: Any, typ: str) -> list[Any]:

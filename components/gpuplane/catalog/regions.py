@@ -11,6 +11,7 @@ A region that is newer than these tables needs `gpuplane:allowUnlistedRegions: t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -129,3 +130,12 @@ aws-cn spells `*.amazonaws.com.cn` (IAM user guide, "AWS service principals" in 
 def aws_partition(region: str) -> str:
     """The AWS partition of `region` (what every ARN there starts with: `arn:<partition>:`)."""
     return next((p for prefix, p in PARTITIONS if region.startswith(prefix)), "aws")
+
+
+GCP_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+"""The shape of a GCP zone (`us-central1-a`): its region and one letter."""
+
+
+def gcp_region_of(location: str) -> tuple[str, list[str]]:
+    """(region, zones) of a GKE location: a region (no zones), or a zone of a zonal cluster."""
+    return (location[:-2], [location]) if GCP_ZONE.match(location) else (location, [])

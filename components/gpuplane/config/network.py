@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog import lookup
 from ..catalog.network import EFA_INTERFACES, GPUDIRECT
+from ..catalog.regions import GCP_ZONE
 
 if TYPE_CHECKING:
     from .model import StackConfig
@@ -36,7 +37,6 @@ NETWORK_PLATFORMS = ("eks-managed", "eks-karpenter", "gke-standard")
 """Platforms whose GPU pools gpuplane shapes itself (so it can attach EFA / extra networks)."""
 
 AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$")
-GCP_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
 PLACEMENT_GROUP = re.compile(r"^(pg-[0-9a-z]+|[A-Za-z0-9][-A-Za-z0-9_.]{0,254})$")
 
 

@@ -4,21 +4,20 @@ these annotations)."""
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
-from pydantic import TypeAdapter, ValidationError
 
 from ..args.checks import check, plain, pool_config, require
 from ..args.inputs import GpuNodes, GpuPoolArgs
+from ..catalog.regions import gcp_region_of
+from ..config.base import HINTS
 from ..config.gcp import GcpConfig
 from ..k8s.clusters import ClusterFacts, cluster_problems, facts, from_cluster, is_cluster, label_of
 from ..scheduling.placement import gpu_nodes
 from . import render
 from .cluster import pool_options
-
-ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
 
 
 class GkeGpuNodePoolsArgs(TypedDict):
@@ -47,29 +46,23 @@ class GkeGpuNodePoolsArgs(TypedDict):
     """Accept a region or zone newer than gpuplane's catalog (its GPU zones are then not checked)."""
 
 
-def region_of(location: str) -> tuple[str, list[str]]:
-    """(region, zones) of a GKE location: a region, or a zone of a zonal cluster."""
-    return (location[:-2], [location]) if ZONE.match(location) else (location, [])
-
-
 GKE_FILLS: dict[str, Callable[[ClusterFacts], Any]] = {"location": lambda f: f.location, "project": lambda f: f.project}
 """Arguments a `gcp.container.Cluster` gives (`clusters.from_cluster`)."""
 
 
-_PROJECT: TypeAdapter[str] = TypeAdapter(Annotated[str, *GcpConfig.model_fields["project"].metadata])
-"""A GCP project ID as `gcp.project` accepts it."""
+_PROJECT = GcpConfig.model_fields["project"].metadata
+"""What `gcp.project` requires of a project ID (its pattern), checked even when the location is unknown."""
 
 
 def project_problems(project: Any) -> list[tuple[str, str]]:
     """A plain `project` that is not a project ID (checked even when the location, and so the rest of the
-    `gcp` section, is unknown)."""
+    `gcp` section, is unknown), in the words `gcp.project`'s own check uses."""
     if not isinstance(project, str):
         return []
-    try:
-        _PROJECT.validate_python(project)
-    except ValidationError:
-        return [("project", f"{project!r} must be a GCP project ID (6 to 30 lowercase letters, digits or '-')")]
-    return []
+    pattern = next(str(m.pattern) for m in _PROJECT if getattr(m, "pattern", None))
+    if re.fullmatch(pattern, project):
+        return []
+    return [("project", f"{project!r} {HINTS[pattern]}")]
 
 
 def gpudirect_problems(pools: Any) -> list[tuple[str, str]]:
@@ -111,9 +104,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
         )
         cluster, location = args["cluster"], args["location"]
         zones = list(args.get("zones") or [])
-        region, zonal = region_of(location) if isinstance(location, str) else ("", [])
+        region, zonal = gcp_region_of(location) if isinstance(location, str) else ("", [])
         from_zones = not region and bool(zones)  # the region is the zones' (the location is an Output)
-        region = region or (region_of(zones[0])[0] if zones else "")
+        region = region or (gcp_region_of(zones[0])[0] if zones else "")
         project = args.get("project")
         unknown += project_problems(project) + gpudirect_problems(args["gpu_pools"])
         # An Output location without zones leaves the region unknown to the rules (zones follow the cluster's);

@@ -17,6 +17,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.regions import gcp_region_of
+from ..config.pool import KUBERNETES_SERVICES
 from .kubeconfig import eks_kubeconfig, gke_kubeconfig, region_of_arn
 
 
@@ -45,12 +47,6 @@ class ClusterFacts:
     """GKE: the cluster's region, or zone for a zonal cluster."""
     project: pulumi.Output[str] | None = None
     """GKE: the cluster's project."""
-
-
-def _region_of_location(location: str) -> str:
-    """`us-central1-a` -> `us-central1`; a region stays itself."""
-    parts = str(location).split("-")
-    return "-".join(parts[:2]) if len(parts) > 2 else str(location)
 
 
 def _eks(c: Any, inner: Any, subnet_ids: pulumi.Output[list[str]]) -> ClusterFacts:
@@ -91,7 +87,7 @@ def _gke(c: Any) -> ClusterFacts:
         cloud="gcp",
         logical_name=c._name,
         name=c.name,
-        region=c.location.apply(_region_of_location),
+        region=c.location.apply(lambda loc: gcp_region_of(str(loc))[0]),
         kubeconfig=gke_kubeconfig(c),
         cluster_id=c.id,
         location=c.location,
@@ -149,7 +145,8 @@ def cluster_problem(value: Any, cloud: str | None, arg: str = "cluster") -> tupl
         )
         return (arg, f"must be a cluster object ({KNOWN}), got {got}")
     if cloud is not None and read(value).cloud != cloud:
-        return (arg, f"must be {'an EKS' if cloud == 'aws' else 'a GKE'} cluster, got {type(value).__name__}")
+        article, service = KUBERNETES_SERVICES[cloud]
+        return (arg, f"must be {article} {service} cluster, got {type(value).__name__}")
     return None
 
 

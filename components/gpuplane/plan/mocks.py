@@ -7,13 +7,13 @@ are identical. Unknown types echo their inputs, as the engine would report them 
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
 from pulumi.runtime import rpc
 
+from ..catalog.regions import gcp_region_of
 from ..config import ConfigError
 from . import mocks_aws, mocks_extra
 from .cloud import LIVE_READS, Cloud
@@ -52,8 +52,7 @@ def _gke_node_pool(a: pulumi.runtime.MockResourceArgs) -> State:
     group = f"gke-{name}-{digest(a.name)[:8]}-grp"
     # One instance group per zone the pool runs in: its node locations, else the zone of a zonal cluster,
     # else (a regional pool on the cluster's default locations) the region's first zone here.
-    zonal = re.fullmatch(r"[a-z]+-[a-z]+[0-9]+-[a-z]", str(loc))
-    zones = list(i.get("nodeLocations") or ([loc] if zonal else [f"{loc}-a"]))
+    zones = list(i.get("nodeLocations") or gcp_region_of(str(loc))[1] or [f"{loc}-a"])
     base = f"https://www.googleapis.com/compute/v1/projects/{project}/zones"
     return {
         **i,
