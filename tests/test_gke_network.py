@@ -206,6 +206,10 @@ def test_opt_outs(stack: str, plan_of: Callable[..., Plan]) -> None:
     own_nat = plan_of(stack_with(stack, gcp={**base, "cloudNat": False}))
     (cluster,) = own_nat.by_type(CLUSTER)
     assert cluster.inputs["privateClusterConfig"]["enablePrivateNodes"] is True and not own_nat.by_type(NAT)
+    # The pools stay private too: no NAT of gpuplane's own is not public nodes (Autopilot has no pools).
+    pools = own_nat.by_type(POOL)
+    assert bool(pools) is (stack != "gcp-autopilot")
+    assert all(p.inputs["networkConfig"] == {"enablePrivateNodes": True} for p in pools)
 
 
 def test_authorized_networks_are_passed_through(plan_of: Callable[..., Plan]) -> None:

@@ -135,6 +135,9 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             ),
             ("ipAllocationPolicy", R, "adding or removing ip_allocation_policy", f"{GKE_CLUSTER} ForceNew", "exact"),
             *_node_config("nodeConfig"),
+            # resourceContainerClusterUpdate sends node_config changes to the default pool through the
+            # same nodePoolNodeConfigUpdate as a node pool's
+            *GKE_NODE_RECREATE,
         ],
         "gcp:container/nodePool:NodePool": [
             *forcenew(
