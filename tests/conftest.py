@@ -38,6 +38,18 @@ FLEETS = [
     for s in STACKS
     if "gpuplane:fleet" in yaml.safe_load((ROOT / "stacks" / f"Pulumi.{s}.yaml").read_text())["config"]
 ]
+
+
+def _cloud_of(stack: str) -> str:
+    from gpuplane.catalog import PLATFORMS
+
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return PLATFORMS[config["gpuplane:platform"]].cloud
+
+
+GCP_STACKS = [s for s in STACKS if _cloud_of(s) == "gcp"]
+AWS_STACKS = [s for s in STACKS if _cloud_of(s) == "aws"]
+"""Shipped stacks per cloud: a check of one cloud's resources is generated for that cloud's stacks only."""
 SINGLE = [s for s in STACKS if s not in FLEETS]
 """Single-cluster stacks (fleets are checked per region in test_fleet.py)."""
 

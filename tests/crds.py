@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -88,18 +89,49 @@ def schema_errors(obj: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     return [f"{'.'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in validator.iter_errors(obj)]
 
 
-def cel_results(obj: Any, schema: dict[str, Any], path: str = "") -> tuple[list[str], int, int]:
-    """(failures, rules evaluated, rules skipped because the CEL library lacks a Kubernetes function)."""
+def _find(s: str, pattern: str) -> str:
+    """Kubernetes' CEL regex library: `<string>.find(<regex>)`, the first match or "" (RE2; the patterns the
+    CRDs use are also Python patterns). kubernetes/apiserver pkg/cel/library/regex.go."""
+    m = re.search(pattern, s)
+    return m.group(0) if m else ""
+
+
+def _split(s: str, sep: str, n: int = -1) -> list[str]:
+    """cel-go's strings extension: `<string>.split(<sep>[, <n>])` (n < 0: all parts; 0: none; otherwise at
+    most n parts). google/cel-go ext/strings.go, enabled for CRD rules by kubernetes/apiserver
+    pkg/cel/environment/base.go."""
+    if n == 0:
+        return []
+    return s.split(sep) if n < 0 else s.split(sep, n - 1)
+
+
+CEL_FUNCTIONS = {"find": _find, "split": _split}
+"""The Kubernetes CEL functions the CRDs' rules call that the CEL library lacks."""
+
+CEL_UNEVALUABLE: dict[str, str] = {}
+"""CEL rules that cannot be evaluated here, each with why (none today): any other evaluation error fails."""
+
+
+class CelError(AssertionError):
+    """A CEL rule of a published CRD raised instead of answering (and is not in CEL_UNEVALUABLE)."""
+
+
+def cel_results(obj: Any, schema: dict[str, Any], path: str = "") -> tuple[list[str], int]:
+    """(failures, rules evaluated) of the schema's CEL rules on `obj`, as the API server would on create and on
+    an unchanged update (transition rules see `oldSelf` = `self`: the second `pulumi up` of the same object).
+    A rule that raises fails the caller with CelError unless CEL_UNEVALUABLE names it."""
     import cel
 
     failures: list[str] = []
-    evaluated = skipped = 0
+    evaluated = 0
     for rule in schema.get("x-kubernetes-validations", []):
-        try:
-            ok = cel.evaluate(rule["rule"], {"self": obj})
-        except Exception:  # noqa: BLE001 - Kubernetes CEL extensions (isURL, quantity, ...) are not in the library
-            skipped += 1
+        if rule["rule"] in CEL_UNEVALUABLE:
             continue
+        ctx = cel.Context(variables={"self": obj, "oldSelf": obj}, functions=CEL_FUNCTIONS)
+        try:
+            ok = cel.evaluate(rule["rule"], ctx)
+        except Exception as exc:  # noqa: BLE001 - reported with the rule, never swallowed
+            raise CelError(f"{path or '<root>'}: rule {rule['rule']!r} raised {exc}") from exc
         evaluated += 1
         if ok is not True:
             failures.append(f"{path or '<root>'}: {rule.get('message', rule['rule'])}")
@@ -113,8 +145,7 @@ def cel_results(obj: Any, schema: dict[str, Any], path: str = "") -> tuple[list[
     elif isinstance(obj, list) and isinstance(schema.get("items"), dict):
         children = [(v, schema["items"], f"{path}[{i}]") for i, v in enumerate(obj)]
     for value, sub, p in children:
-        f, e, s = cel_results(value, sub, p)
+        f, e = cel_results(value, sub, p)
         failures += f
         evaluated += e
-        skipped += s
-    return failures, evaluated, skipped
+    return failures, evaluated

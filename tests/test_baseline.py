@@ -19,7 +19,7 @@ import pytest
 from gpuplane.aws.render import NODE_POLICIES
 from gpuplane.plan import Plan, PlannedResource, load
 
-from .conftest import ROOT, STACKS, cached_plan, on_bottlerocket
+from .conftest import GCP_STACKS, ROOT, STACKS, cached_plan, on_bottlerocket
 from .graph import RELEASE, kube_objects
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -222,7 +222,7 @@ def test_iam_has_no_wildcard_actions_and_only_listed_wildcard_resources(stack: s
         assert seen > 0
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", GCP_STACKS)
 def test_gke_nodes_shielded_workload_identity_own_service_account(stack: str, plans: dict[str, Plan]) -> None:
     plan = plans[stack]
     accounts = {r.name: r for r in of(plan, "gcp:serviceaccount/account:Account")}
@@ -253,7 +253,7 @@ def test_gke_nodes_shielded_workload_identity_own_service_account(stack: str, pl
             assert defaults["serviceAccount"].split("@")[0] in {a.inputs["accountId"] for a in accounts.values()}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", GCP_STACKS)
 def test_gke_nodes_are_private_with_cloud_nat_egress(stack: str, plans: dict[str, Plan]) -> None:
     """Standard, NAP and Autopilot alike: nodes get internal IPs only (as EKS nodes in private subnets),
     a Cloud NAT in the cluster's project, region and network gives them egress, and the API endpoint

@@ -7,8 +7,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import botocore.loaders
 import pytest
 import yaml
+from googleapiclient import discovery_cache as discovery
 
 from gpuplane.aws.karpenter_iam import controller_policies
 from gpuplane.config import parse_config
@@ -96,7 +98,7 @@ def test_capacity_block_only_class_requires_the_label_and_validates_with_cel(pla
         for obj in objs.values():
             schema = crd_schema(ref, obj["apiVersion"], kind)
             assert schema_errors(obj, schema) == []
-            failures, evaluated, _ = cel_results(obj, schema)
+            failures, evaluated = cel_results(obj, schema)
             assert failures == [] and evaluated > 0
 
 
@@ -154,7 +156,7 @@ def test_managed_capacity_block_and_targeted_odcr(plan_of: Callable[..., Plan]) 
 
 
 def test_ec2_and_eks_enum_values_of_reservations() -> None:
-    loaders = pytest.importorskip("botocore.loaders").Loader()
+    loaders = botocore.loaders.Loader()
     ec2 = loaders.load_service_model("ec2", "service-2")["shapes"]
     eks = loaders.load_service_model("eks", "service-2")["shapes"]
     from gpuplane.aws.capacity_render import reserved_launch_args
@@ -201,7 +203,6 @@ def test_gke_dws_and_reservation_pools(plan_of: Callable[..., Plan]) -> None:
 
 
 def test_gke_reservation_affinity_values_are_api_values() -> None:
-    discovery = pytest.importorskip("googleapiclient.discovery_cache")
     from gpuplane.gcp.capacity_render import reservation_affinity
 
     allowed = json.loads(discovery.get_static_doc("container", "v1"))["schemas"]["ReservationAffinity"]

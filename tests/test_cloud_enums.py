@@ -6,13 +6,13 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import botocore.loaders as botocore_loaders
 import pytest
+from googleapiclient import discovery_cache as discovery
 
 from gpuplane.plan import Plan
 
-from .conftest import STACKS
-
-discovery = pytest.importorskip("googleapiclient.discovery_cache")
+from .conftest import AWS_STACKS, GCP_STACKS
 
 ROOTS = {"gcp:container/cluster:Cluster": "Cluster", "gcp:container/nodePool:NodePool": "NodePool"}
 # Pulumi (Terraform) field names that differ from the API's, per API schema.
@@ -58,7 +58,7 @@ def enum_fields(
                 yield from enum_fields(schemas, spec["$ref"], v, sub)
 
 
-@pytest.mark.parametrize("stack", [s for s in STACKS])
+@pytest.mark.parametrize("stack", GCP_STACKS)
 def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
     schemas = gke_schemas()
     plan = plan_of(stack)
@@ -76,8 +76,8 @@ def test_gke_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]
     expected: set[str] = set()
     clusters = plan.by_type("gcp:container/cluster:Cluster")
     pools = plan.by_type("gcp:container/nodePool:NodePool")
-    if clusters:
-        expected |= {"ReleaseChannel.channel"}
+    assert clusters, "every GCP stack has a GKE cluster"
+    expected |= {"ReleaseChannel.channel"}
     if pools:
         expected |= {"WorkloadMetadataConfig.mode"}
     if any("monitoringConfig" in r.inputs for r in clusters):
@@ -120,7 +120,7 @@ def compute_values(obj: Any, path: list[str]) -> Iterator[Any]:
         yield from compute_values(item, rest)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", GCP_STACKS)
 def test_compute_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
     schemas = json.loads(discovery.get_static_doc("compute", "v1"))["schemas"]
     plan = plan_of(stack)
@@ -135,8 +135,6 @@ def test_compute_enum_values_are_api_values(stack: str, plan_of: Callable[..., P
     if plan.by_type("gcp:compute/routerNat:RouterNat"):
         assert {"natIpAllocateOption", "sourceSubnetworkIpRangesToNat", "logConfig.filter"} <= seen, seen
 
-
-botocore_loaders = pytest.importorskip("botocore.loaders")
 
 # (resource type, input path) -> EKS API shape whose enum lists the allowed values.
 EKS_ENUMS = {
@@ -163,7 +161,7 @@ def values_at(obj: Any, path: list[str]) -> Iterator[Any]:
         yield from values_at(obj[head], rest)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", AWS_STACKS)
 def test_eks_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
     shapes = botocore_loaders.Loader().load_service_model("eks", "service-2")["shapes"]
     plan = plan_of(stack)

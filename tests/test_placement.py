@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -15,8 +16,6 @@ from gpuplane.scheduling.placement import placement, pod
 
 from .conftest import ROOT, STACKS, stack_with
 from .graph import RELEASE, could_match, kube_objects, node_models, tolerates
-
-kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
 
 def config(stack: str) -> StackConfig:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import botocore.session
 import pytest
 
 from gpuplane.catalog.availability import AWS_REGIONS, GCP_ZONES
@@ -59,7 +60,7 @@ def test_gpu_tables_use_only_listed_regions_and_zones() -> None:
 def test_aws_regions_match_botocore() -> None:
     """The AWS table is botocore's endpoint data (boto/botocore botocore/data/endpoints.json) for the
     commercial, GovCloud and China partitions; a newer botocore with a new region fails here first."""
-    session = pytest.importorskip("botocore.session").get_session()
+    session = botocore.session.get_session()
     listed = {
         r for part in ("aws", "aws-us-gov", "aws-cn") for r in session.get_available_regions("ec2", partition_name=part)
     }
