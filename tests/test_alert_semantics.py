@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpuplane.config.model import MonitoringConfig
+from gpuplane.config.monitoring import MonitoringConfig
 from gpuplane.monitoring.labels import all_models
 from gpuplane.monitoring.rules import rule_groups, rules_file_yaml
 from gpuplane.monitoring.wiring import settings_for
@@ -242,7 +242,7 @@ def promtool_case(stored: dict[str, Any], case: Case) -> dict[str, Any]:
 def run(tmp_path: Path, platform: str, integration: str, cases: list[Case], stored: dict[str, Any]) -> str:
     rules = rule_groups(settings_for(platform, MonitoringConfig(integration=integration)))  # type: ignore[arg-type]
     (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rules))
-    tests = {"rule_files": ["gpu.rules.yml"], "evaluation_interval": "1m", "tests": []}
+    tests: dict[str, Any] = {"rule_files": ["gpu.rules.yml"], "evaluation_interval": "1m", "tests": []}
     tests["tests"] = [promtool_case(stored, c) for c in cases]
     (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
     out = promtool_test(tmp_path)
