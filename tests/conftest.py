@@ -47,6 +47,17 @@ def _cloud_of(stack: str) -> str:
     return PLATFORMS[config["gpuplane:platform"]].cloud
 
 
+PINNED_MINOR = "1.35"
+"""The Kubernetes minor the shipped EKS stacks pin; the GKE stacks follow their release channel (REGULAR)."""
+
+
+def schema_version(stack: str) -> str:
+    """The Kubernetes OpenAPI version to validate a stack's objects against: the minor its cluster pins, else
+    PINNED_MINOR."""
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return f"{config['gpuplane:cluster'].get('kubernetesVersion', PINNED_MINOR)}.0"
+
+
 GCP_STACKS = [s for s in STACKS if _cloud_of(s) == "gcp"]
 AWS_STACKS = [s for s in STACKS if _cloud_of(s) == "aws"]
 """Shipped stacks per cloud: a check of one cloud's resources is generated for that cloud's stacks only."""

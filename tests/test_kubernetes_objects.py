@@ -11,10 +11,11 @@ from gpuplane.catalog import PLATFORMS
 from gpuplane.catalog.platforms import Source
 from gpuplane.plan import Plan
 
-from .conftest import STACKS, load_stack_config
+from .conftest import STACKS, load_stack_config, schema_version
 from .graph import kube_objects
 
-K8S_VERSION = "1.31.0"
+K8S_VERSION = schema_version("gcp-standard")
+"""For objects built outside a stack: the shipped stacks' minor (each stack's own objects use its own)."""
 
 
 BUILTIN_GROUPS = ("v1", "apps/v1", "rbac.authorization.k8s.io/v1", "batch/v1")
@@ -28,7 +29,7 @@ def test_emitted_objects_validate(stack: str, plan_of: Callable[..., Plan]) -> N
         obj = r.inputs
         assert obj["metadata"].get("name"), f"{r.urn} has no explicit name (names must be deterministic)"
         try:
-            kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+            kubernetes_validate.validate(obj, schema_version(stack), strict=True)
         except kubernetes_validate.ValidationError as exc:  # pragma: no cover - failure path
             pytest.fail(f"{r.urn}: {exc}")
         # Pod Security Admission labels: OpenAPI leaves labels free-form, the admission plugin does not.

@@ -14,7 +14,7 @@ from gpuplane.config.model import StackConfig
 from gpuplane.plan import Plan, load
 from gpuplane.scheduling.placement import placement, pod
 
-from .conftest import ROOT, STACKS, stack_with
+from .conftest import ROOT, STACKS, schema_version, stack_with
 from .graph import RELEASE, could_match, kube_objects, node_models, tolerates
 
 
@@ -75,7 +75,7 @@ def auto_provisioned_node_fits(plan: Plan, cfg: StackConfig, pool: str, fragment
 @pytest.mark.parametrize(("stack", "pool"), CASES)
 def test_fragment_is_a_valid_pod(stack: str, pool: str) -> None:
     p = pod(config(stack), pool, 1, "probe", "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", ["nvidia-smi"])
-    kubernetes_validate.validate(p, "1.31.0", strict=True)
+    kubernetes_validate.validate(p, schema_version(stack), strict=True)
 
 
 def test_resource_names_follow_the_sharing_mechanism() -> None:
@@ -124,5 +124,5 @@ def test_smoke_jobs_are_off_by_default_and_placed_by_the_helper(plan_of: Callabl
         assert spec["affinity"] == placement(cfg, name)["affinity"]
         assert spec["containers"][0]["command"] == ["nvidia-smi", "-L"]
         assert op.urn in job.dependencies, "runs after the device plugin is installed"
-        kubernetes_validate.validate(job.inputs, "1.31.0", strict=True)
+        kubernetes_validate.validate(job.inputs, schema_version("aws-karpenter"), strict=True)
     assert [r for r in kube_objects(plan) if r.inputs["kind"] == "Job"]
