@@ -9,6 +9,7 @@ and none depends on test order.
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import importlib.util
 import json
@@ -123,8 +124,21 @@ def golden(name: str, text: str) -> None:
     if os.environ.get("GPUPLANE_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    assert path.is_file(), f"missing golden file {path}; run with GPUPLANE_UPDATE_GOLDEN=1 and review the diff"
-    assert text == path.read_text(), f"{name} changed; review and re-run with GPUPLANE_UPDATE_GOLDEN=1 if intended"
+    assert path.is_file(), f"missing golden file {path}: write it with GPUPLANE_UPDATE_GOLDEN=1 and review it"
+    if text != path.read_text():
+        pytest.fail(golden_diff(name, path.read_text(), text), pytrace=False)
+
+
+def golden_diff(name: str, old: str, new: str, context: int = 3) -> str:
+    """The failure of a golden comparison: the unified diff, and what a reviewer must decide."""
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"golden/{name}", "rendered now", n=context
+    )
+    return (
+        f"{name}: the rendered artefact differs from its reviewed golden file. Each changed line below is a change "
+        "a live cluster would see: review it as a change to the product (is it intended? does the CHANGELOG say "
+        "so?). A golden file is not an oracle to regenerate until green.\n\n" + "".join(lines)
+    )
 
 
 def to_yaml(data: Any) -> str:
