@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import hashlib
 import importlib.util
 import json
@@ -19,7 +20,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import yaml
@@ -30,6 +31,8 @@ from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.stackfile import StackFile
 
 from .engines import unavailable
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -147,6 +150,25 @@ def to_yaml(data: Any) -> str:
 
 _PLANS: dict[str, bytes | Plan] = {}
 
+MUTANT = "MUTANT_UNDER_TEST"
+"""Set by mutmut (benchmarks/mutation.py) in the process that runs the tests against one mutant, which it forks
+from the process that ran them unmutated: plans and other session caches are kept per mutant, so a mutant is
+never judged on a plan the unmutated code made."""
+
+
+def session_cache(fn: Callable[..., T]) -> Callable[..., T]:
+    """`functools.cache`, per mutant under mutation testing (see MUTANT)."""
+    memo: dict[Any, T] = {}
+
+    @functools.wraps(fn)
+    def cached(*args: Any) -> T:
+        key = (os.environ.get(MUTANT, ""), args)
+        if key not in memo:
+            memo[key] = fn(*args)
+        return memo[key]
+
+    return cached
+
 
 SHARED_PLANS = "GPUPLANE_SHARED_PLANS"
 """Set by the pytest-xdist controller (`pytest_configure`) for its workers: the folder where they share plans,
@@ -173,7 +195,8 @@ def cached_plan(stack: str | StackFile, cloud: Cloud | None = None) -> Plan:
     sf = load(stack, ROOT) if isinstance(stack, str) else stack
     cloud = cloud or Cloud()
     live = {c: dict(groups) for c, groups in cloud.node_groups.items()}
-    key = hashlib.sha256(json.dumps([sf.project, sf.stack, sf.config, live], sort_keys=True, default=repr).encode())
+    identity = [sf.project, sf.stack, sf.config, live, os.environ.get(MUTANT, "")]
+    key = hashlib.sha256(json.dumps(identity, sort_keys=True, default=repr).encode())
     name = key.hexdigest()
     if name not in _PLANS:
         shared = _shared_plans()

@@ -11,7 +11,6 @@ shards of one or two stacks (a heavy fleet with a light stack) that pytest-xdist
 from __future__ import annotations
 
 import copy
-import functools
 import math
 from collections import Counter
 from typing import Any
@@ -25,7 +24,7 @@ from gpuplane.config.model import StackConfig
 from gpuplane.plan.stackfile import StackFile, load
 
 from .badinput import run_program, set_path, steps
-from .conftest import ROOT, STACKS
+from .conftest import ROOT, STACKS, session_cache
 from .summary import record
 
 EXAMPLES = 500
@@ -162,7 +161,7 @@ def valid_tweaks(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tuple[
     return out
 
 
-@functools.cache
+@session_cache
 def shipped(name: str) -> StackFile:
     """A shipped stack, read once (reading the YAML was most of the cost of drawing an example); callers
     copy its config before changing it."""

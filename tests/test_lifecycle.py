@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import json
 import re
 from typing import Any
@@ -19,7 +18,7 @@ from gpuplane.plan.diff import diff
 from gpuplane.plan.routine import CATALOGUE, Outcome, RoutineChange, check_stack, markdown_table, outcome
 from gpuplane.plan.routine.constraints import CONSTRAINTS
 
-from .conftest import ROOT, STACKS, cached_plan
+from .conftest import ROOT, STACKS, cached_plan, session_cache
 
 P = "urn:pulumi:s::p::"
 
@@ -177,7 +176,7 @@ def test_a_cluster_replacement_fails_the_change() -> None:
 # --- Every shipped stack ------------------------------------------------------------------------------------
 
 
-@functools.cache
+@session_cache
 def outcomes(stack: str) -> tuple[Outcome, ...]:
     return tuple(check_stack(load(stack, ROOT), planner=cached_plan))
 

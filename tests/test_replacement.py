@@ -5,7 +5,6 @@ integration) replace no cluster and no node pool."""
 from __future__ import annotations
 
 import copy
-import functools
 import re
 from typing import Any
 
@@ -17,7 +16,7 @@ from gpuplane.plan.diff import diff
 from gpuplane.plan.replacement import RULES, Effect, classify, covered, ignored_paths, rules_for
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, SINGLE, STACKS, cached_plan, without_pool
+from .conftest import ROOT, SINGLE, STACKS, cached_plan, session_cache, without_pool
 from .test_upgrade_safety import MUST_NOT_REPLACE, owned_by_pool, pool_candidates, valid
 
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+ \S+\.(go|ts|json|md)\b")
@@ -31,7 +30,7 @@ def test_every_rule_cites_an_upstream_file() -> None:
     assert all(SOURCE.match(r.source) for r in rules_for("kubernetes:core/v1:Namespace"))
 
 
-@functools.cache
+@session_cache
 def shipped(stack: str) -> Plan:
     return cached_plan(load(stack, ROOT))
 

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +29,7 @@ from gpuplane.plan.diff import changed_paths
 from gpuplane.plan.replacement import classify, covers
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, SINGLE, STACKS, cached_plan, golden, stack_with, without_pool
+from .conftest import ROOT, SINGLE, STACKS, cached_plan, golden, session_cache, stack_with, without_pool
 
 CLUSTERS = {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:kms/key:Key"}
 NODE_POOLS = {
@@ -74,7 +73,7 @@ def sharing_options(gpu: str, strategies: tuple[str, ...]) -> list[dict[str, Any
     return out
 
 
-@functools.cache
+@session_cache
 def pool_candidates(stack: str) -> list[dict[str, Any]]:
     """Pools that could be added to this stack (any GPU of its cloud, spot or not, with or without each
     sharing setting), kept only where the stack config accepts them."""
@@ -92,7 +91,7 @@ def pool_candidates(stack: str) -> list[dict[str, Any]]:
     return out
 
 
-@functools.cache
+@session_cache
 def sharing_candidates(stack: str) -> list[tuple[int, dict[str, Any]]]:
     """(pool index, sharing) pairs this stack accepts, each pool's current sharing removed first."""
     config = load(stack, ROOT).config

@@ -1,0 +1,182 @@
+"""Planted-bug benchmark: mutmut over the modules that decide behaviour, each with the tests that hold it.
+
+Not part of the README's test command (a run takes tens of minutes on two cores). Why mutmut: it mutates one
+function at a time behind a trampoline and runs only the tests that call that function (from a stats run),
+so thousands of mutants cost minutes, not the suite's time each (cosmic-ray and pytest-gremlins rerun the
+chosen test command per mutant). Its limits, and how this script handles them:
+
+- it mutates code inside functions only, and switches a mutant on when the function is called, so a function
+  that runs once while its module is imported (building a table) never runs mutated. Such mutants are
+  reported as `import-time`, found by tracing which functions a fresh import of the module calls, and kept out
+  of the score; the tables they build have behavioural cases of their own (tests/replacement_cases.py).
+- it runs the tests in a process forked from the one that ran them unmutated: tests/conftest.py keys its plan
+  cache and `session_cache` by the mutant (MUTANT_UNDER_TEST), so no mutant is judged on an old plan.
+- it imports the mutated copy from `mutants/src`; the scratch copy renames components/ to src/ (a symlink keeps
+  the old path for the tests that read files there).
+
+    .venv/bin/python benchmarks/mutation.py [--group NAME ...] [--json benchmarks/results/mutation.json]
+
+Goldens are excluded (`-k "not golden"`): a snapshot that says "regenerate me" is not an oracle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MUTMUT = Path(sys.executable).with_name("mutmut")
+
+GROUPS: dict[str, tuple[list[str], list[str]]] = {
+    "replacement": (
+        ["plan/replacement.py", "plan/replacement_table.py"],
+        ["tests/test_replacement_cases.py", "tests/test_replacement.py", "tests/test_diff.py"],
+    ),
+    "read-back and routine changes": (
+        ["plan/deploy/readback.py", "plan/routine/__init__.py", "plan/routine/constraints.py"],
+        ["tests/test_lifecycle.py"],
+    ),
+    "deploy simulator": (
+        ["plan/deploy/__init__.py", "plan/deploy/rules.py", "plan/deploy/scheduling.py"],
+        [
+            "tests/test_deploy.py",
+            "tests/test_monitoring_deploy.py",
+            "tests/test_oracles.py",
+            "tests/test_eks_readiness.py",
+        ],
+    ),
+    "alert rules": (
+        ["monitoring/rules.py", "monitoring/labels.py"],
+        ["tests/test_alert_semantics.py", "tests/test_promtool.py", "tests/test_rules_per_integration.py"],
+    ),
+    "placement": (["scheduling/placement.py"], ["tests/test_placement.py", "tests/test_oracles.py"]),
+    "fleet spread": (["stack/fleet.py"], ["tests/test_fleet.py"]),
+    "kueue quotas": (["kueue/render.py"], ["tests/test_kueue.py", "tests/test_kueue_errors.py"]),
+    "config rules": (
+        ["config/pool.py", "config/capacity.py", "config/regions.py", "config/consumption.py"],
+        [
+            "tests/test_config_errors.py",
+            "tests/test_config_errors_aws.py",
+            "tests/test_bad_input.py",
+            "tests/test_capacity_types.py",
+            "tests/test_regions.py",
+        ],
+    ),
+}
+"""Group -> (modules under components/gpuplane/, tests that hold them)."""
+
+COPY = ["components", "stacks", "examples", "Pulumi.yaml", "__main__.py", "policy", "provider", "docs", "scripts"]
+
+
+def scratch(group: str, modules: list[str], tests: list[str]) -> Path:
+    """A copy of HEAD with components/ as src/ and mutmut's config for one group."""
+    where = Path(tempfile.mkdtemp(prefix="gpuplane-mutation-"))
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+    (where / "components").rename(where / "src")
+    (where / "components").symlink_to("src")
+    config = {
+        "source_paths": ["src/gpuplane"],
+        "also_copy": [*COPY, "benchmarks", "README.md", "CHANGELOG.md", "requirements.txt"],
+        "only_mutate": [f"src/gpuplane/{m}" for m in modules],
+        "pytest_add_cli_args": ["-n0", "-p", "no:cacheprovider", "-k", "not golden"],
+        "pytest_add_cli_args_test_selection": tests,
+    }
+    with (where / "pyproject.toml").open("a") as f:
+        f.write("\n[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in config.items()))
+    return where
+
+
+def import_time_functions(module: str) -> set[str]:
+    """Functions of `module` (gpuplane.x.y) that run while it is imported (tables built at import)."""
+    sys.path.insert(0, str(ROOT / "components"))
+    for name in [n for n in sys.modules if n == module]:
+        del sys.modules[name]
+    path = str(ROOT / "components" / (module.replace(".", "/") + ".py"))
+    called: set[str] = set()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == path:
+            called.add(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        importlib.import_module(module)
+    finally:
+        sys.setprofile(None)
+    return called - {"<module>"}
+
+
+def function_of(mutant: str) -> tuple[str, str]:
+    """(module, function) of a mutmut mutant name such as `gpuplane.plan.replacement.x_classify__mutmut_3`
+    (methods are `xǁClassǁmethod`)."""
+    stem = mutant.rsplit("__mutmut_", 1)[0]
+    module, _, mangled = stem.rpartition(".")
+    return module, mangled.split("ǁ")[-1].removeprefix("x_")
+
+
+def run_group(group: str, keep: bool) -> dict[str, Any]:
+    modules, tests = GROUPS[group]
+    where = scratch(group, modules, tests)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUTANT_UNDER_TEST")}
+    started = time.monotonic()
+    run = subprocess.run([str(MUTMUT), "run"], cwd=where, env=env, capture_output=True, text=True, check=False)
+    seconds = time.monotonic() - started
+    results = subprocess.run(
+        [str(MUTMUT), "results", "--all", "true"], cwd=where, env=env, capture_output=True, text=True, check=False
+    ).stdout
+    statuses = dict(re.findall(r"^\s*(\S+__mutmut_\d+): (.+)$", results, re.M))
+    at_import = {m: import_time_functions(m) for m in {function_of(n)[0] for n in statuses}}
+    survivors = []
+    counts: Counter[str] = Counter()
+    for name, status in sorted(statuses.items()):
+        module, function = function_of(name)
+        if function in at_import.get(module, set()):
+            status = "import-time"
+        counts[status] += 1
+        if status == "survived":
+            show = subprocess.run([str(MUTMUT), "show", name], cwd=where, env=env, capture_output=True, text=True)
+            survivors.append({"mutant": name, "diff": show.stdout.split("\n", 1)[-1].strip()})
+    scored = counts["killed"] + counts["survived"] + counts["timeout"]
+    if not keep:
+        shutil.rmtree(where, ignore_errors=True)
+    return {
+        "modules": modules,
+        "tests": tests,
+        "counts": dict(counts),
+        "score": round((counts["killed"] + counts["timeout"]) / scored, 4) if scored else None,
+        "seconds": round(seconds, 1),
+        "mutmut_exit": run.returncode,
+        "survivors": survivors,
+        **({"scratch": str(where)} if keep else {}),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--group", action="append", choices=sorted(GROUPS), help="default: every group")
+    parser.add_argument("--json", type=Path, help="write the results here (merged with the file's other groups)")
+    parser.add_argument("--keep", action="store_true", help="keep each scratch copy (mutmut browse there)")
+    args = parser.parse_args()
+    out: dict[str, Any] = json.loads(args.json.read_text()) if args.json and args.json.is_file() else {}
+    for group in args.group or list(GROUPS):
+        out[group] = run_group(group, args.keep)
+        r = out[group]
+        print(f"{group}: score {r['score']} {r['counts']} in {r['seconds']} s", flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
