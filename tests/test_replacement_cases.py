@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from gpuplane.plan import replacement
 from gpuplane.plan.diff import change_of, diff
-from gpuplane.plan.replacement import RULES, Effect
+from gpuplane.plan.replacement import NO_REPLACE_INPUTS, RULES, Effect, Rule, _present, classify, covered, covers
 
 from .conftest import cached_plan
 from .replacement_cases import CASES
@@ -91,3 +92,73 @@ def test_a_spot_toggle_replaces_the_gke_pool() -> None:
     assert [spot["name"] in c.urn for c in changes] == [True], [c.urn for c in changes]
     (change,) = changes
     assert {p: f.effect for p, f in change.findings.items()} == {"nodeConfig.spot": Effect.REPLACES}
+
+
+# ---- how the classification reads the table (the mutation benchmark's survivors in replacement.py) ----
+
+
+def test_a_finding_names_its_path_reason_and_source() -> None:
+    (finding,) = classify("gcp:container/nodePool:NodePool", ["nodeConfig.spot"]).values()
+    assert (finding.path, finding.effect) == ("nodeConfig.spot", Effect.REPLACES)
+    assert finding.why and "node_config.spot" in finding.source and finding.text().startswith("replaces: ")
+    (child,) = classify("eks:index:Cluster", ["accessEntries.admin.type"]).values()
+    assert child.text().startswith("replaces access entry: ") and child.path == "accessEntries.admin.type"
+
+
+def test_replace_on_changes_replaces_whatever_the_table_says() -> None:
+    """Pulumi's `replaceOnChanges` option: a change under a listed path replaces the resource."""
+    old = resource("kubernetes:apps/v1:DaemonSet", {"spec": {"template": {"a": 1}, "x": 1}})
+    new = resource("kubernetes:apps/v1:DaemonSet", {"spec": {"template": {"a": 2}, "x": 2}})
+    new["replaceOnChanges"] = ["spec.template"]
+    change = change_of(old, new)
+    assert change is not None and set(change.findings) == {"spec.template.a"}
+    finding = change.findings["spec.template.a"]
+    assert (finding.path, finding.effect, finding.source) == (
+        "spec.template.a",
+        Effect.REPLACES,
+        "pulumi resource option",
+    )
+    assert finding.why == "replaceOnChanges set on the resource"
+
+
+def test_ignore_and_replace_paths_in_pulumis_syntax() -> None:
+    """Pulumi option paths: `a["b"]` is `a.b`, `a[*]` any element, `*` everything; a prefix covers its
+    children and elements only."""
+    assert covers('metadata["labels"]', "metadata.labels.team")
+    assert covers("taints[*]", "taints[0]") and covers("taints[*]", "taints")
+    assert covers("*", "anything.at.all") and covers("", "x")
+    assert covers("scalingConfig", "scalingConfig.desiredSize") and covers("tags", "tags[2]")
+    assert not covers("tag", "tags") and not covers("scaling", "scalingConfig.minSize")
+
+
+def test_removal_rules_look_at_nested_paths() -> None:
+    assert _present({"a": {"b": {"c": 1}}}, "a.b.c") and not _present({"a": {"b": {}}}, "a.b.c")
+    assert not _present({"a": 1}, "a.b")
+
+
+def test_a_path_two_rules_match_takes_the_replacing_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Overlapping rules (none in today's table): the replacing rule wins over the disrupting one, and the
+    resource's own replacement over a child's."""
+    rules = (
+        Rule("spec", Effect.DISRUPTS, "drift", "s/r a.go"),
+        Rule("spec.a", Effect.REPLACES, "child", "s/r b.go", target="child"),
+        Rule("spec.a", Effect.REPLACES, "self", "s/r c.go"),
+    )
+    monkeypatch.setattr(replacement, "RULES", {"x:y/z:Z": rules})
+    (finding,) = classify("x:y/z:Z", ["spec.a"]).values()
+    assert (finding.effect, finding.why, finding.target) == (Effect.REPLACES, "self", "")
+    (drift,) = classify("x:y/z:Z", ["spec.b"]).values()
+    assert drift.effect is Effect.DISRUPTS
+
+
+def test_only_kubernetes_objects_get_the_metadata_rules() -> None:
+    assert classify("kubernetes:core/v1:Namespace", ["metadata.name"])
+    assert classify("aws:ec2/vpc:Vpc", ["metadata.name"]) == {}
+    assert classify("kubernetes:helm.sh/v3:Release", ["metadata.name"]) == {}  # a release is not an object
+
+
+def test_every_type_is_accounted_for_exactly() -> None:
+    assert covered("gcp:container/nodePool:NodePool") == "rules"
+    assert covered("pulumi:pulumi:Stack") == NO_REPLACE_INPUTS["pulumi:pulumi:Stack"]
+    assert covered("gpuplane:index:GpuOperator") == NO_REPLACE_INPUTS["gpuplane:"]
+    assert covered("pulumi:pulumi:StackX") is None and covered("aws:foo/bar:Bar") is None
