@@ -92,16 +92,42 @@ def test_exporter_charts_never_create_a_servicemonitor(
 # --- where kube-prometheus-stack's pods go ---------------------------------------------------------
 
 AUTO_MODE_NODEPOOLS: dict[str, dict[str, Any]] = {
-    next(iter(shape.labels["karpenter.sh/nodepool"])): {
-        "labels": {k: next(iter(v)) for k, v in shape.labels.items() if len(v) == 1},
-        "taints": list(shape.taints),
-    }
-    for shape in AUTO_MODE_BUILTIN
+    "general-purpose": {
+        "labels": {
+            "karpenter.sh/nodepool": "general-purpose",
+            "karpenter.sh/capacity-type": "on-demand",
+            "eks.amazonaws.com/compute-type": "auto",
+            "kubernetes.io/arch": "amd64",
+        },
+        "taints": [],
+    },
+    "system": {
+        "labels": {
+            "karpenter.sh/nodepool": "system",
+            "karpenter.sh/capacity-type": "on-demand",
+            "eks.amazonaws.com/compute-type": "auto",
+        },
+        "taints": [("CriticalAddonsOnly", "", "NoSchedule")],
+    },
 }
-"""EKS Auto Mode's built-in NodePools as the deploy simulator models them (`scheduling.AUTO_MODE_BUILTIN`,
-with its sources): `system` tainted CriticalAddonsOnly (the docs give the key only; critical-workload.adoc
-tolerates it with `operator: Exists`), `general-purpose` untainted; both on by default (pulumi-eks
-ClusterComputeConfig.nodePools)."""
+"""EKS Auto Mode's built-in NodePools, written from the EKS user guide ("Built-in NodePools",
+set-builtin-node-pools): `general-purpose` (on-demand, amd64, no taints) and `system` (amd64 and arm64, so
+no single arch label; tainted `CriticalAddonsOnly:NoSchedule`: the docs give the key only, and
+critical-workload.adoc tolerates it with `operator: Exists`); both on by default (pulumi-eks
+ClusterComputeConfig.nodePools). test_the_simulators_auto_mode_pools_are_the_documented_ones holds the deploy
+simulator's model (`scheduling.AUTO_MODE_BUILTIN`) to it."""
+
+
+def test_the_simulators_auto_mode_pools_are_the_documented_ones() -> None:
+    modelled = {
+        next(iter(shape.labels["karpenter.sh/nodepool"])): {
+            "labels": {k: next(iter(v)) for k, v in shape.labels.items() if len(v) == 1},
+            "taints": list(shape.taints),
+        }
+        for shape in AUTO_MODE_BUILTIN
+    }
+    assert modelled == AUTO_MODE_NODEPOOLS
+
 
 KPS_POD_TEMPLATES = (
     ("prometheusOperator",),

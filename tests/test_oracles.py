@@ -42,3 +42,23 @@ def test_the_oracles_agree_with_the_simulator_on_their_corners() -> None:
     for labels in ({"pool": "a"}, {"pool": "b"}, {"gpu": "l4"}, {"gpu": "l4", "spot": "true"}, {}):
         shape = NodeShape("node", {k: frozenset({v}) for k, v in labels.items()})
         assert fits({"affinity": affinity}, shape) == matches(affinity, labels), labels
+
+
+DCGM_EXPORTER_SERVICE_LABELS = {
+    "app.kubernetes.io/name": "dcgm-exporter",
+    "app.kubernetes.io/instance": "dcgm-exporter",
+    "app.kubernetes.io/component": "dcgm-exporter",
+}
+"""The labels the dcgm-exporter chart (4.8.2) puts on its Service for release `dcgm-exporter` with no
+nameOverride, from its templates (NVIDIA/dcgm-exporter deployment/templates/_helpers.tpl: name = chart name,
+instance = release name, component "dcgm-exporter"; the pods carry name and instance, the selector labels).
+Monitors select the exporter by these, which a mocked plan cannot show (the chart renders them)."""
+
+
+def test_the_exporter_labels_gpuplane_selects_are_the_charts() -> None:
+    from gpuplane.nvidia import dcgm
+
+    assert dcgm.service_labels() == DCGM_EXPORTER_SERVICE_LABELS
+    assert dcgm.pod_labels() == {
+        k: DCGM_EXPORTER_SERVICE_LABELS[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")
+    }

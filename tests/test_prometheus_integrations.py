@@ -37,6 +37,7 @@ from gpuplane.plan import Plan
 from . import labelled_gpus as fx
 from .conftest import FLEETS, SINGLE, cached_plan
 from .engines import engine
+from .test_oracles import DCGM_EXPORTER_SERVICE_LABELS
 from .test_prometheus_e2e import free_port, query, serve
 from .test_promtool import promtool
 
@@ -45,9 +46,9 @@ INTEGRATIONS = ("scrape-config", "prometheus-operator", "gke-managed")
 NODE = "gpu-node-1"
 TARGET = ScrapeTarget(
     namespace=fx.EXPORTER_NAMESPACE,
-    service_labels=dcgm.service_labels(),
+    service_labels=DCGM_EXPORTER_SERVICE_LABELS,  # the chart's, written from its templates
     port_name=dcgm.METRICS_PORT_NAME,
-    pod_labels=dcgm.pod_labels(),
+    pod_labels={k: DCGM_EXPORTER_SERVICE_LABELS[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")},
     container_port=dcgm.METRICS_PORT_NAME,
 )
 
