@@ -300,3 +300,15 @@ def test_the_edge_cases_catch_the_planted_bugs(mutation: Any, case: str, tmp_pat
     (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
     out = promtool_test(tmp_path)
     assert out.returncode != 0, f"{case}: the mutated rule still passed"
+
+
+def test_every_integration_stores_the_labels_written_here() -> None:
+    """The label model of each platform x integration names the node and the metrics as the collectors
+    documented above store them (so a model handed to the wrong platform fails by name)."""
+    for (platform, integration), model in all_models().items():
+        kind = kind_of(platform, integration)
+        idle = (DEVICE_PLUGIN if kind == "device-plugin" else STORED[kind])["idle"]
+        assert model.node in idle and model.cluster in idle and model.region in idle, (platform, integration)
+        assert (model.metrics == "gke-device-plugin") is (kind == "device-plugin"), (platform, integration)
+        # Only GMP leaves a workload label on a free GPU's series: its own `namespace` (the PodMonitoring's).
+        assert set(model.idle) == ({"namespace"} if kind == "gmp" else set()), (platform, integration)
