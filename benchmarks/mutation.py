@@ -67,8 +67,29 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_monitoring_graph.py",
         ],
     ),
-    "placement": (["scheduling/placement.py"], ["tests/test_placement.py", "tests/test_oracles.py"]),
-    "fleet spread": (["stack/fleet.py"], ["tests/test_fleet.py"]),
+    "placement": (
+        ["scheduling/placement.py"],
+        [
+            "tests/test_placement.py",
+            "tests/test_oracles.py",
+            "tests/test_multinode.py",
+            "tests/test_compute_class.py",
+            "tests/test_sharing.py",
+            "tests/test_library.py",
+            "tests/test_gke_auto.py",
+            "tests/test_capacity_types.py",
+            "tests/test_karpenter_overlay.py",
+        ],
+    ),
+    "fleet spread": (
+        ["stack/fleet.py"],
+        [
+            "tests/test_fleet.py",
+            "tests/test_config_errors.py",
+            "tests/test_config_errors_aws.py",
+            "tests/test_bad_input.py",
+        ],
+    ),
     "kueue quotas": (["kueue/render.py"], ["tests/test_kueue.py", "tests/test_kueue_errors.py"]),
     "config rules": (
         ["config/pool.py", "config/capacity.py", "config/regions.py", "config/consumption.py"],
