@@ -90,7 +90,10 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_bad_input.py",
         ],
     ),
-    "kueue quotas": (["kueue/render.py"], ["tests/test_kueue.py", "tests/test_kueue_errors.py"]),
+    "kueue quotas": (
+        ["kueue/render.py"],
+        ["tests/test_kueue.py", "tests/test_kueue_errors.py", "tests/test_library.py", "tests/test_config_errors.py"],
+    ),
     "config rules": (
         ["config/pool.py", "config/capacity.py", "config/regions.py", "config/consumption.py"],
         [
