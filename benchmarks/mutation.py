@@ -203,6 +203,11 @@ def run_group(group: str, keep: bool) -> dict[str, Any]:
     modules, tests = GROUPS[group]
     where = scratch(group, modules, tests)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUTANT_UNDER_TEST")}
+    # The scratch copy has no ../shared beside it: point the reference checks at this checkout's, or they
+    # would skip and every mutant only they catch would survive.
+    reference = Path(os.environ.get("GPUPLANE_REFERENCE", ROOT.parent / "shared" / "reference")).resolve()
+    if reference.is_dir():
+        env["GPUPLANE_REFERENCE"] = str(reference)
     started = time.monotonic()
     run = subprocess.run([str(MUTMUT), "run"], cwd=where, env=env, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - started
@@ -235,6 +240,7 @@ def run_group(group: str, keep: bool) -> dict[str, Any]:
         "score": round((counts["killed"] + counts["timeout"]) / scored, 4) if scored else None,
         "seconds": round(seconds, 1),
         "mutmut_exit": run.returncode,
+        "reference": "GPUPLANE_REFERENCE" in env,
         "survivors": survivors,
         **({"scratch": str(where)} if keep else {}),
     }
