@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.catalog import GPUS
+from gpuplane.config.model import StackConfig
 from gpuplane.plan import Plan
-from gpuplane.stack.fleet import spread
+from gpuplane.stack.fleet import allocate, spread
 
 from .conftest import FLEETS, STACKS, config_problems, load_stack_config
 from .graph import RELEASE
@@ -299,3 +300,72 @@ def test_allocate_keeps_every_region_within_quota(
             used = sum(alloc[p].get(region, 0) for p in pools)
             assert used <= quota[gpu], (region, gpu, used, quota[gpu])
     assert sum(alloc["inference"].values()) == inference and sum(alloc["training"].values()) == training
+
+
+# --- allocate on exact examples --------------------------------------------------------------------
+# The fleet's GPU allocation on exact examples, worked out by hand from its documented rule (docs/fleets.md):
+# fixed-size pools take `maxNodes x gpusPerNode` in every region first; then each `totals` pool is spread over the
+# regions in order, whole nodes only, within what quota is left and where the catalog offers the GPU (H200 on GCP:
+# us-central1, us-east4, europe-west1, asia-south1). A region without a quota for a GPU is unlimited for it.
+#
+# `allocate` is called on configs the config rules would refuse, to see each problem it reports (the Hypothesis
+# property in test_fleet.py only ever sees configs without problems).
+
+
+def cfg(regions: list[tuple[str, dict[str, int]]], totals: dict[str, int], pools: list[dict[str, Any]]) -> StackConfig:
+    return StackConfig.model_validate(
+        {
+            "platform": "gke-standard",
+            "cluster": {"name": "f"},
+            "gcp": {"project": "acme-ml-prod", "region": "us-central1"},
+            "fleet": {"regions": [{"region": r, "quota": q} for r, q in regions], "totals": totals},
+            "gpuPools": pools,
+        }
+    )
+
+
+def pool(name: str, gpu: str = "h100", per_node: int = 8, nodes: int = 1) -> dict[str, Any]:
+    return {"name": name, "gpu": gpu, "gpusPerNode": per_node, "maxNodes": nodes}
+
+
+def test_fixed_pools_first_then_totals_in_region_order_within_what_is_left() -> None:
+    # a: 8 per region (us-central1 16 -> 8 left; us-east4 8 -> 0 left, exactly its quota: no problem).
+    # b: 8 spread: us-central1 has 8 left -> all there. c: 8 more: nothing left anywhere -> does not fit.
+    config = cfg(
+        [("us-central1", {"h100": 16}), ("us-east4", {"h100": 8})],
+        {"b": 8, "c": 8, "nope": 8},
+        [pool("b"), pool("a"), pool("c")],
+    )
+    alloc, problems = allocate(config)
+    assert alloc == {"a": {"us-central1": 8, "us-east4": 8}, "b": {"us-central1": 8}}
+    assert problems == [
+        (("fleet", "totals", "nope"), "no GPU pool named 'nope'"),
+        (("fleet", "totals", "c"), "8 GPUs do not fit: at most 0 within the regions' quota and availability"),
+    ]
+
+
+def test_a_fixed_pool_over_quota_is_reported_per_region() -> None:
+    config = cfg([("us-central1", {"h100": 16}), ("us-east4", {"h100": 8})], {}, [pool("a", nodes=2)])
+    alloc, problems = allocate(config)
+    assert alloc == {"a": {"us-central1": 16, "us-east4": 16}}
+    assert problems == [(("fleet", "regions"), "a needs 16 h100 in us-east4, quota left 8")]
+
+
+def test_a_region_that_does_not_offer_the_gpu_is_skipped_and_reported() -> None:
+    # H200 is not offered in europe-west4: the fixed pool is reported there and still placed in us-central1.
+    config = cfg([("europe-west4", {}), ("us-central1", {})], {}, [pool("a", gpu="h200")])
+    alloc, problems = allocate(config)
+    assert alloc == {"a": {"us-central1": 8}}
+    assert problems == [(("gpuPools", 0, "gpu"), "h200 is not offered in europe-west4 (catalog)")]
+
+
+def test_totals_skip_regions_without_the_gpu_and_treat_no_quota_as_unlimited() -> None:
+    # 24 H200: europe-west4 does not offer it (room 0), us-central1 has no H200 quota (unlimited): all 24 there.
+    config = cfg([("europe-west4", {"l4": 8}), ("us-central1", {"l4": 8})], {"t": 24}, [pool("t", gpu="h200")])
+    assert allocate(config) == ({"t": {"us-central1": 24}}, [])
+
+
+def test_totals_fill_earlier_regions_first_in_whole_nodes() -> None:
+    # 20 L4 in 4-GPU nodes: us-central1 has room 10 -> 8 (two nodes), us-east4 12 -> the remaining 12.
+    config = cfg([("us-central1", {"l4": 10}), ("us-east4", {"l4": 12})], {"t": 20}, [pool("t", gpu="l4", per_node=4)])
+    assert allocate(config) == ({"t": {"us-central1": 8, "us-east4": 12}}, [])
