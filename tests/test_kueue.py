@@ -419,3 +419,61 @@ def test_queued_run_time_reaches_the_provisioning_requests(plan_of: Any) -> None
     (queued,) = [p for p in load_stack_config("gcp-dws")["gpuplane:gpuPools"] if p.get("capacity") == ["queued"]]
     hours = int(queued["maxRunDuration"].removesuffix("h"))
     assert config.inputs["spec"]["parameters"] == {"maxRunDurationSeconds": str(hours * 3600)}
+
+
+# --- a team's ClusterQueue on exact examples (Kueue's ClusterQueue API, concepts/cluster_queue) ------------
+
+TEAM_NODES: list[Any] = [
+    {"pool": "a", "resource": "nvidia.com/gpu"},
+    {"pool": "b", "resource": "nvidia.com/gpu"},
+    {"pool": "m", "resource": "nvidia.com/mig-1g.10gb"},
+]
+
+
+def test_a_team_queue_lists_its_pools_by_resource_and_borrows_only_in_a_cohort() -> None:
+    from gpuplane.kueue.render import cluster_queue
+
+    team: Any = {"name": "ml", "namespace": "ml-jobs", "quota": {"a": 4, "m": 7}}
+    alone = cluster_queue(team, TEAM_NODES)
+    assert alone["metadata"]["name"] == "ml" and alone["kind"] == "ClusterQueue"
+    assert alone["spec"] == {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ml-jobs"}},
+        "resourceGroups": [
+            {
+                "coveredResources": ["nvidia.com/gpu"],
+                "flavors": [{"name": "a", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 4}]}],
+            },
+            {
+                "coveredResources": ["nvidia.com/mig-1g.10gb"],
+                "flavors": [{"name": "m", "resources": [{"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7}]}],
+            },
+        ],
+    }
+    shared = cluster_queue({"name": "cv", "quota": {"b": 2}}, TEAM_NODES, cohort="gpus", queued_pools=["b", "z"])
+    assert shared["spec"] == {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "cv"}},
+        "resourceGroups": [
+            {
+                "coveredResources": ["nvidia.com/gpu"],
+                "flavors": [
+                    {"name": "a", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 0}]},
+                    {"name": "b", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 2}]},
+                ],
+            },
+            {
+                "coveredResources": ["nvidia.com/mig-1g.10gb"],
+                "flavors": [{"name": "m", "resources": [{"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 0}]}],
+            },
+        ],
+        "cohortName": "gpus",
+        "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+        "admissionChecksStrategy": {"admissionChecks": [{"name": "gpuplane-dws", "onFlavors": ["b"]}]},
+    }
+
+
+def test_overcommitted_pools_are_those_whose_quotas_exceed_the_ceiling() -> None:
+    from gpuplane.kueue.render import overcommitted
+
+    teams: Any = [{"name": "x", "quota": {"a": 4, "b": 1}}, {"name": "y", "quota": {"a": 5}}]
+    assert overcommitted(teams, {"a": 8, "b": 1, "c": 0}) == {"a": (9, 8)}
+    assert overcommitted(teams, {"a": 9}) == {}
