@@ -72,7 +72,7 @@ SINGLE = [s for s in STACKS if s not in FLEETS]
 def reference_dir() -> Path | None:
     """`../shared/reference` (published CRDs and chart values) when this checkout has it."""
     env = os.environ.get("GPUPLANE_REFERENCE")
-    path = Path(env) if env else ROOT.parent / "shared" / "reference"
+    path = Path(env).resolve() if env else ROOT.parent / "shared" / "reference"
     return path if path.is_dir() else None
 
 

@@ -117,9 +117,11 @@ class CelError(AssertionError):
 
 
 def cel_results(obj: Any, schema: dict[str, Any], path: str = "") -> tuple[list[str], int]:
-    """(failures, rules evaluated) of the schema's CEL rules on `obj`, as the API server would on create and on
-    an unchanged update (transition rules see `oldSelf` = `self`: the second `pulumi up` of the same object).
-    A rule that raises fails the caller with CelError unless CEL_UNEVALUABLE names it."""
+    """(failures, rules evaluated) of the schema's CEL rules on `obj`. Rules without `oldSelf` are checked as on
+    create; transition rules (which the API server skips on create) are checked as on an unchanged update,
+    `oldSelf` = `self` (the second `pulumi up` of the same object). Whether a *changed* value passes them
+    (Kueue's and Karpenter's immutable fields) is not checked here. A rule that raises fails the caller with
+    CelError unless CEL_UNEVALUABLE names it (no CRD gpuplane emits uses `optionalOldSelf`)."""
     import cel
 
     failures: list[str] = []

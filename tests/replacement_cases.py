@@ -168,7 +168,7 @@ CASES: dict[str, dict[str, str]] = {
         "description": "R",
         "autoCreateSubnetworks": "R",
         "networkProfile": "R",
-        "mtu": "R",
+        "mtu": "-",  # in place since v6.37 (resourceComputeNetworkUpdate)
         "routingMode": "-",
     },
     # compute/resource_compute_subnetwork.go (ip_cidr_range: ForceNew unless widened; taken as replacing)
@@ -177,14 +177,14 @@ CASES: dict[str, dict[str, str]] = {
         "network": "R",
         "region": "R",
         "project": "R",
-        "purpose": "R",
-        "ipCidrRange": "R",
+        "purpose": "-",  # in place since v6.25
+        "ipCidrRange": "R",  # ForceNewIfChange(IsShrinkageIpCidr): widening is in place; gpuplane assumes a shrink
         "privateIpGoogleAccess": "-",
     },
     # compute/resource_compute_firewall.go
     "gcp:compute/firewall:Firewall": {
         "name": "R",
-        "network": "R",
+        "network": "-",  # not ForceNew: sent in an update, which the API refuses
         "project": "R",
         "direction": "R",
         "allows": "-",
@@ -215,7 +215,7 @@ CASES: dict[str, dict[str, str]] = {
         "encryptionConfigKeyArn": "REMOVED",
         "accessEntries.*.principalArn": "CHILD:access entry",
         "accessEntries.*.type": "CHILD:access entry",
-        "accessEntries.*.accessPolicies": "-",
+        "accessEntries.*.accessPolicies": "CHILD:access policy association",  # access_policy_association.go
         "version": "-",
         "desiredCapacity": "-",
         "tags": "-",
@@ -310,8 +310,14 @@ CASES: dict[str, dict[str, str]] = {
         "metadata.labels": "-",
     },
     "kubernetes:core/v1:Namespace": {"metadata.name": "R", "metadata.labels": "-"},
-    "kubernetes:apps/v1:DaemonSet": {"metadata.name": "R", "metadata.namespace": "R", "spec.template": "-"},
-    # pulumi-kubernetes provider.go DiffConfig: a different cluster replaces the provider
+    "kubernetes:apps/v1:DaemonSet": {
+        "metadata.name": "R",
+        "metadata.namespace": "R",
+        "spec.selector": "R",  # diff.go forceNewProperties for apps/v1 DaemonSet
+        "spec.template": "-",
+    },
+    # pulumi-kubernetes provider.go DiffConfig: a different active cluster replaces the provider (gpuplane takes
+    # any kubeconfig change as one: a path diff cannot see which cluster is active)
     "pulumi:providers:kubernetes": {"kubeconfig": "R", "context": "R", "cluster": "R", "enableServerSideApply": "-"},
     # Karpenter drift (kubernetes-sigs/karpenter disruption.md; aws provider drift.go): the object updates, its
     # nodes are replaced

@@ -49,10 +49,11 @@ DCGM_EXPORTER_SERVICE_LABELS = {
     "app.kubernetes.io/instance": "dcgm-exporter",
     "app.kubernetes.io/component": "dcgm-exporter",
 }
-"""The labels the dcgm-exporter chart (4.8.2) puts on its Service for release `dcgm-exporter` with no
-nameOverride, from its templates (NVIDIA/dcgm-exporter deployment/templates/_helpers.tpl: name = chart name,
-instance = release name, component "dcgm-exporter"; the pods carry name and instance, the selector labels).
-Monitors select the exporter by these, which a mocked plan cannot show (the chart renders them)."""
+"""The labels monitors can select the dcgm-exporter chart's (4.8.2) Service by, for release `dcgm-exporter`
+with no nameOverride, from its templates (NVIDIA/dcgm-exporter deployment/templates/_helpers.tpl: name = chart
+name, instance = release name, component "dcgm-exporter"; the Service also carries chart, version and
+managed-by labels, and the pods name, instance and component). A mocked plan cannot show them (the chart
+renders them)."""
 
 
 def test_the_exporter_labels_gpuplane_selects_are_the_charts() -> None:

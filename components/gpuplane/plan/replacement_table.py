@@ -175,19 +175,19 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             ),
             *forcenew(TPG + "resourcemanager/iam_project.go IamProjectSchema", ("project", "project")),
         ],
-        # The extra VPCs of GPUDirect pools (gcp/gpudirect.py). `mtu` is taken as replacing (the safe
-        # reading: older provider versions mark it ForceNew).
+        # The extra VPCs of GPUDirect pools (gcp/gpudirect.py). `mtu` updates in place since provider v6.37
+        # (resourceComputeNetworkUpdate `d.HasChange("mtu")`); pulumi-gcp >= 9 bundles v7.
         "gcp:compute/network:Network": forcenew(
             TPG + "compute/resource_compute_network.go",
             *((k, k) for k in ("name", "project", "description")),
             ("autoCreateSubnetworks", "auto_create_subnetworks"),
             ("networkProfile", "network_profile"),
-            ("mtu", "mtu"),
         ),
         "gcp:compute/subnetwork:Subnetwork": [
             *forcenew(
                 TPG + "compute/resource_compute_subnetwork.go",
-                *((k, k) for k in ("name", "network", "region", "project", "purpose")),
+                # `purpose` updates in place since v6.25 (resourceComputeSubnetworkUpdate).
+                *((k, k) for k in ("name", "network", "region", "project")),
             ),
             (
                 "ipCidrRange",
@@ -197,9 +197,11 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
                 "(ForceNew unless the new range is a superset)",
             ),
         ],
+        # `network` is not ForceNew: the provider sends it in an update, which the API refuses (an apply error,
+        # not a replacement; not modelled).
         "gcp:compute/firewall:Firewall": forcenew(
             TPG + "compute/resource_compute_firewall.go",
-            *((k, k) for k in ("name", "network", "project", "direction")),
+            *((k, k) for k in ("name", "project", "direction")),
         ),
         "gcp:compute/router:Router": forcenew(
             TPG + "compute/resource_compute_router.go",
@@ -249,6 +251,13 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
                 )
                 for k, v in (("principalArn", "principal_arn"), ("type", "type"))
             ],
+            (
+                "accessEntries.*.accessPolicies",
+                R,
+                "the access policy association is recreated (no Update: access briefly lost)",
+                f"{TPA}eks/access_policy_association.go `policy_arn`, `access_scope` ForceNew",
+                "target=access policy association",
+            ),
         ],
         "eks:index:ManagedNodeGroup": [
             *forcenew(
@@ -375,6 +384,17 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             )
             for k in ("data", "binaryData")
         ],
+        "kubernetes:apps/v1:DaemonSet": [
+            (
+                "spec.selector",
+                R,
+                "a DaemonSet's selector is immutable",
+                "pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties apps/v1 DaemonSet "
+                "`.spec.selector`",
+            )
+        ],
+        # Conservative: pulumi-kubernetes replaces the provider only when the kubeconfig's active cluster differs
+        # (DiffConfig getActiveClusterFromConfig); a path diff cannot tell, so any change is taken as replacing.
         "pulumi:providers:kubernetes": [
             (
                 k,
