@@ -477,3 +477,38 @@ def test_overcommitted_pools_are_those_whose_quotas_exceed_the_ceiling() -> None
     teams: Any = [{"name": "x", "quota": {"a": 4, "b": 1}}, {"name": "y", "quota": {"a": 5}}]
     assert overcommitted(teams, {"a": 8, "b": 1, "c": 0}) == {"a": (9, 8)}
     assert overcommitted(teams, {"a": 9}) == {}
+
+
+def test_the_objects_kueue_links_by_name_refer_to_each_other() -> None:
+    """Kueue resolves these references by name: a LocalQueue's clusterQueue, an AdmissionCheck's parameters
+    (apiGroup/kind/name of its ProvisioningRequestConfig). Each must name an object gpuplane creates."""
+    from gpuplane.kueue.render import cluster_queue, local_queue, provisioning_objects
+
+    team: Any = {"name": "ml", "namespace": "ml-jobs", "quota": {"a": 4}}
+    lq, cq = local_queue(team), cluster_queue(team, TEAM_NODES)
+    assert lq["metadata"]["namespace"] == "ml-jobs" and lq["spec"]["clusterQueue"] == cq["metadata"]["name"]
+    config, check = provisioning_objects(["nvidia.com/gpu"])
+    ref = check["spec"]["parameters"]
+    assert (ref["apiGroup"], ref["kind"], ref["name"]) == (
+        config["apiVersion"].split("/")[0],
+        config["kind"],
+        config["metadata"]["name"],
+    )
+    shared = cluster_queue(team, TEAM_NODES, cohort="c", queued_pools=["a"])
+    assert shared["spec"]["admissionChecksStrategy"]["admissionChecks"][0]["name"] == check["metadata"]["name"]
+    for obj in (lq, cq, config, check):
+        assert obj["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpuplane"}, obj["kind"]
+
+
+def test_a_queued_pool_gets_gkes_queued_taint_once() -> None:
+    """GKE taints queued-provisioning nodes `cloud.google.com/gke-queued=true:NoSchedule` (GKE docs, DWS)."""
+    from gpuplane.kueue.render import queued, resource_flavor
+
+    nodes: Any = {"pool": "q", "resource": "nvidia.com/gpu", "labels": {}, "taints": []}
+    once = queued(nodes)
+    assert [(t["key"], t["value"]) for t in once["taints"]] == [("cloud.google.com/gke-queued", "true")]
+    assert queued(once)["taints"] == once["taints"] and nodes["taints"] == []
+    flavor = resource_flavor(once)
+    assert flavor["spec"]["nodeTaints"] == [
+        {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
+    ]
