@@ -159,6 +159,10 @@ def scratch(group: str, modules: list[str], tests: list[str]) -> Path:
     subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
     (where / "components").rename(where / "src")
     (where / "components").symlink_to("src")
+    # A git checkout of its own: some tests read git (`gpuplane diff --git`).
+    git = ["git", "-c", "user.name=mutation", "-c", "user.email=mutation@localhost"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "scratch copy of HEAD"]):
+        subprocess.run([*git, *args], cwd=where, check=True, capture_output=True)
     config = {
         "source_paths": ["src/gpuplane"],
         "also_copy": [*COPY, "benchmarks", "README.md", "CHANGELOG.md", "requirements.txt"],
