@@ -126,3 +126,54 @@ def test_smoke_jobs_are_off_by_default_and_placed_by_the_helper(plan_of: Callabl
         assert op.urn in job.dependencies, "runs after the device plugin is installed"
         kubernetes_validate.validate(job.inputs, schema_version("aws-karpenter"), strict=True)
     assert [r for r in kube_objects(plan) if r.inputs["kind"] == "Job"]
+
+
+# --- the fragment's parts on exact examples (the seed's pod spec; Kubernetes Toleration / NodeSelector API) ---
+
+
+def test_tolerations_follow_the_seeds_pod_spec() -> None:
+    """`nvidia.com/gpu` is tolerated with Exists (any value), every other taint by its value; a taint without an
+    effect is NoSchedule (the Kubernetes default for node taints gpuplane sets)."""
+    from gpuplane.args.inputs import TaintArgs, TaintEffect
+    from gpuplane.scheduling.placement import tolerations
+
+    taints = [
+        TaintArgs(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_SCHEDULE),
+        TaintArgs(key="cloud.google.com/gke-spot", value="true", effect=TaintEffect.NO_EXECUTE),
+        TaintArgs(key="team", value="ml"),
+    ]
+    assert tolerations(taints) == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true", "effect": "NoExecute"},
+        {"key": "team", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+    ]
+
+
+def test_affinity_is_the_pools_own_or_its_pool_label_and_a_fresh_copy() -> None:
+    from gpuplane.scheduling.placement import affinity_of
+
+    assert affinity_of({"pool": "p"}) == [{"key": "gpuplane.io/pool", "operator": "In", "values": ["p"]}]  # type: ignore[typeddict-item]
+    own = [{"key": "k", "operator": "In", "values": ("a", "b")}, {"key": "e", "operator": "Exists"}]
+    got = affinity_of({"pool": "p", "affinity": own})  # type: ignore[typeddict-item]
+    assert got == [{"key": "k", "operator": "In", "values": ["a", "b"]}, {"key": "e", "operator": "Exists"}]
+    got[0]["values"].append("c")
+    assert own[0]["values"] == ("a", "b"), "the caller's expressions are not shared"
+
+
+def test_the_pod_carries_the_fragment() -> None:
+    """`pod` puts the fragment where the Pod API has it: resources on the container, affinity, tolerations and
+    nodeSelector on the spec, annotations on the metadata."""
+    cfg = config("aws-karpenter")
+    name = cfg.gpuPools[0].name
+    f = placement(cfg, name, 1)
+    p = pod(cfg, name, 1, "probe", "img:1", ["nvidia-smi"])
+    assert p["apiVersion"] == "v1" and p["kind"] == "Pod" and p["metadata"]["name"] == "probe"
+    spec = p["spec"]
+    assert spec["restartPolicy"] == "Never"
+    assert spec["containers"] == [
+        {"name": "main", "image": "img:1", "command": ["nvidia-smi"], "resources": f["resources"]}
+    ]
+    assert spec["affinity"] == f["affinity"] and spec["tolerations"] == f["tolerations"]
+    assert spec.get("nodeSelector") == f.get("nodeSelector") and p["metadata"].get("annotations") == f.get(
+        "annotations"
+    )
