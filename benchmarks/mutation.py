@@ -159,9 +159,9 @@ def scratch(group: str, modules: list[str], tests: list[str]) -> Path:
     subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
     (where / "components").rename(where / "src")
     (where / "components").symlink_to("src")
-    modules = ROOT / "tests" / "node" / "node_modules"  # the npm CRD validators (test_crd_models.py)
-    if modules.is_dir():
-        (where / "tests" / "node" / "node_modules").symlink_to(modules)
+    npm = ROOT / "tests" / "node" / "node_modules"  # the npm CRD validators (test_crd_models.py)
+    if npm.is_dir():
+        (where / "tests" / "node" / "node_modules").symlink_to(npm)
     # A git checkout of its own: some tests read git (`gpuplane diff --git`).
     git = ["git", "-c", "user.name=mutation", "-c", "user.email=mutation@localhost"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "scratch copy of HEAD"]):
