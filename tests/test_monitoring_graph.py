@@ -108,6 +108,10 @@ def test_rules_output_is_the_prometheus_rule_spec(plan_of: Callable[..., Plan]) 
     plan = plan_of(stack_with("aws-managed", monitoring={"integration": "prometheus-operator"}))
     (rule,) = objects(plan, "PrometheusRule")
     assert yaml.safe_load(plan.outputs["prometheusRules"])["groups"] == rule["spec"]["groups"]
+    # It lives beside the ServiceMonitor, in the namespace the stack's monitoring objects use (without one it
+    # would land in the provider's default namespace, which a Prometheus may not watch for rules).
+    (monitor,) = objects(plan, "ServiceMonitor")
+    assert rule["metadata"]["namespace"] == monitor["metadata"]["namespace"]
 
 
 def test_gke_managed_is_refused_on_eks() -> None:
