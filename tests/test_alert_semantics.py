@@ -80,13 +80,19 @@ STORED: dict[str, dict[str, Any]] = {
     },
 }
 
-KIND = {"scrape-config": "scrape", "prometheus-operator": "servicemonitor", "install": "servicemonitor"}
-KIND_GMP = {"gke-managed": "gmp"}
+KIND = {
+    "scrape-config": "scrape",
+    "prometheus-operator": "servicemonitor",
+    "install": "servicemonitor",
+    "gke-managed": "gmp",
+}
+"""Integration -> the collector whose labels the stored series carry."""
 AUTOPILOT = {("gke-autopilot", "gke-managed"): "gmp-managed-dcgm", ("gke-autopilot", "scrape-config"): "device-plugin"}
+"""Where Autopilot's own metrics source replaces dcgm-exporter."""
 
 
 def kind_of(platform: str, integration: str) -> str:
-    return AUTOPILOT.get((platform, integration)) or KIND.get(integration) or KIND_GMP[integration]
+    return AUTOPILOT.get((platform, integration), KIND[integration])
 
 
 @dataclass(frozen=True)
