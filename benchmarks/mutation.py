@@ -11,6 +11,9 @@ chosen test command per mutant). Its limits, and how this script handles them:
   of the score; the tables they build have behavioural cases of their own (tests/replacement_cases.py).
 - it runs the tests in a process forked from the one that ran them unmutated: tests/conftest.py keys its plan
   cache and `session_cache` by the mutant (MUTANT_UNDER_TEST), so no mutant is judged on an old plan.
+- it maps each function to the tests that called it in one unmutated run, so a plan, cached value or wide-scoped
+  fixture computed once would be mapped to the first test that needed it only: tests/mutation_stats.py credits
+  every test that reuses it.
 - it imports the mutated copy from `mutants/src`; the scratch copy renames components/ to src/ (a symlink keeps
   the old path for the tests that read files there).
 

@@ -31,6 +31,7 @@ from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.stackfile import StackFile
 
 from .engines import unavailable
+from .mutation_stats import MUTANT, credit, credit_fixtures, fixture_setup, isolated, replayed
 
 T = TypeVar("T")
 
@@ -149,11 +150,11 @@ def to_yaml(data: Any) -> str:
 
 
 _PLANS: dict[str, bytes | Plan] = {}
-
-MUTANT = "MUTANT_UNDER_TEST"
-"""Set by mutmut (benchmarks/mutation.py) in the process that runs the tests against one mutant, which it forks
-from the process that ran them unmutated: plans and other session caches are kept per mutant, so a mutant is
-never judged on a plan the unmutated code made."""
+"""Plans by config (`cached_plan`). MUTANT is set by mutmut (benchmarks/mutation.py) in the process that runs the
+tests against one mutant, which it forks from the process that ran them unmutated: plans and other session caches
+are kept per mutant, so a mutant is never judged on a plan the unmutated code made. In its first, unmutated run
+(`stats`) each cached value credits every test that uses it with the functions behind it
+(tests/mutation_stats.py)."""
 
 
 def session_cache(fn: Callable[..., T]) -> Callable[..., T]:
@@ -162,10 +163,7 @@ def session_cache(fn: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(fn)
     def cached(*args: Any) -> T:
-        key = (os.environ.get(MUTANT, ""), args)
-        if key not in memo:
-            memo[key] = fn(*args)
-        return memo[key]
+        return replayed(memo, (os.environ.get(MUTANT, ""), args), lambda: fn(*args))
 
     return cached
 
@@ -198,27 +196,35 @@ def cached_plan(stack: str | StackFile, cloud: Cloud | None = None) -> Plan:
     identity = [sf.project, sf.stack, sf.config, live, os.environ.get(MUTANT, "")]
     key = hashlib.sha256(json.dumps(identity, sort_keys=True, default=repr).encode())
     name = key.hexdigest()
-    if name not in _PLANS:
-        shared = _shared_plans()
-        path = shared / f"{name}.pickle" if shared else None
-        if path is not None and path.is_file():
-            _PLANS[name] = path.read_bytes()
-        else:
-            planned = plan_stack(sf, PlanMocks(cloud=cloud))
-            try:
-                data = pickle.dumps(planned)
-            except (AttributeError, TypeError, pickle.PicklingError):
-                _PLANS[name] = planned  # registered transforms are local functions: this worker keeps it
-            else:
-                _PLANS[name] = data
-                if path is not None:
-                    part = path.with_suffix(f".{os.getpid()}.part")
-                    part.write_bytes(data)
-                    os.replace(part, path)
+    if name in _PLANS:
+        credit(("plan", name))
+    else:
+        with isolated(("plan", name)):
+            _plan_into_cache(sf, cloud, name)
     stored = _PLANS[name]
     plan: Plan = copy.deepcopy(stored) if isinstance(stored, Plan) else pickle.loads(stored)
     plan.replan = lambda after: cached_plan(sf, after)  # as plan_stack's own: the stack against that state
     return plan
+
+
+def _plan_into_cache(sf: StackFile, cloud: Cloud, name: str) -> None:
+    """Plan `sf` against `cloud` into `_PLANS[name]`, or read another worker's plan of it."""
+    shared = _shared_plans()
+    path = shared / f"{name}.pickle" if shared else None
+    if path is not None and path.is_file():
+        _PLANS[name] = path.read_bytes()
+        return
+    planned = plan_stack(sf, PlanMocks(cloud=cloud))
+    try:
+        data = pickle.dumps(planned)
+    except (AttributeError, TypeError, pickle.PicklingError):
+        _PLANS[name] = planned  # registered transforms are local functions: this worker keeps it
+        return
+    _PLANS[name] = data
+    if path is not None:
+        part = path.with_suffix(f".{os.getpid()}.part")
+        part.write_bytes(data)
+        os.replace(part, path)
 
 
 @pytest.fixture
@@ -253,6 +259,17 @@ def load_stack_config(stack: str) -> dict[str, Any]:
 FIRST = ("tests/test_quality.py::test_mypy_strict_on_components", "tests/test_bad_input_property.py::")
 """Tests started first, so that the other worker runs the rest meanwhile: mypy (minutes on a cold cache, in a
 new clone or CI; seconds once `.mypy_cache/` is warm) and the bad-input property's shards."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: Any) -> Any:
+    with fixture_setup(fixturedef):
+        yield
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    credit_fixtures(item)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
