@@ -512,3 +512,47 @@ def test_a_queued_pool_gets_gkes_queued_taint_once() -> None:
     assert flavor["spec"]["nodeTaints"] == [
         {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
     ]
+
+
+def test_a_users_taints_reach_the_flavor_with_taintargs_defaults_spelled_out() -> None:
+    """TaintArgs: value "" and effect NoSchedule when unset (args/inputs.py); Kueue's nodeTaints are corev1.Taint,
+    whose effect is the Kubernetes spelling. The pod `placement()` builds for these nodes tolerates every one."""
+    from gpuplane.args.inputs import GpuNodes, TaintArgs, TaintEffect
+
+    nodes = GpuNodes(
+        pool="p",
+        labels={"gpuplane.io/pool": "p"},
+        taints=[TaintArgs(key="team"), TaintArgs(key="x", value="v", effect=TaintEffect.NO_EXECUTE)],
+    )
+    flavor = r.resource_flavor(nodes)
+    assert flavor["spec"]["nodeTaints"] == [
+        {"key": "team", "value": "", "effect": "NoSchedule"},
+        {"key": "x", "value": "v", "effect": "NoExecute"},
+    ]
+    assert all(type(t["effect"]) is str for t in flavor["spec"]["nodeTaints"])
+    assert r.selecting_labels(nodes) == {"gpuplane.io/pool": "p"}
+
+
+def test_only_single_valued_in_expressions_select_a_flavor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flavor's nodeLabels are exact labels: an `In` with two values or a `NotIn` selects no single value."""
+    monkeypatch.setattr(
+        r,
+        "affinity_of",
+        lambda nodes: [
+            {"key": "a", "operator": "In", "values": ["1"]},
+            {"key": "b", "operator": "In", "values": ["1", "2"]},
+            {"key": "c", "operator": "NotIn", "values": ["1"]},
+            {"key": "d", "operator": "Exists"},
+        ],
+    )
+    assert r.selecting_labels({"pool": "p", "labels": {}, "taints": []}) == {"a": "1"}  # type: ignore[typeddict-item]
+
+
+def test_the_controller_tolerates_the_system_nodes_taints() -> None:
+    taints = [{"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}]
+    values = r.chart_values("7m", {"role": "system"}, taints)
+    assert values["controllerManager"]["tolerations"] == taints
+    assert values["controllerManager"]["nodeSelector"] == {"role": "system"}
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["waitForPodsReady"]["timeout"] == "7m"
+    assert "tolerations" not in r.chart_values("7m", {"role": "system"})["controllerManager"]

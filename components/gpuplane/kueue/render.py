@@ -73,10 +73,11 @@ def selecting_labels(nodes: GpuNodes) -> dict[str, str]:
 
 
 def taint_dicts(nodes: GpuNodes) -> list[dict[str, str]]:
+    """The pool's taints as Kueue `nodeTaints` (corev1.Taint): TaintArgs' defaults spelled out (value "",
+    effect NoSchedule); a TaintEffect is a StrEnum, so `str` is its Kubernetes spelling."""
     return [
-        {"key": t["key"], "value": t.get("value", ""), "effect": str(getattr(e, "value", e))}
+        {"key": t["key"], "value": t.get("value", ""), "effect": str(t.get("effect") or "NoSchedule")}
         for t in nodes["taints"]
-        for e in [t.get("effect") or "NoSchedule"]
     ]
 
 

@@ -95,7 +95,7 @@ def tolerations(taints: list[TaintArgs]) -> list[dict[str, str]]:
     """The seed's tolerations: `nvidia.com/gpu` Exists, and each other taint of the pool (spot) by value."""
     out = []
     for t in taints:
-        effect = str(getattr(t.get("effect"), "value", t.get("effect") or "NoSchedule"))
+        effect = str(t.get("effect") or "NoSchedule")  # TaintEffect is a StrEnum: str is the Kubernetes spelling
         if t["key"] == GPU_TAINT.key:
             out.append({"key": t["key"], "operator": "Exists", "effect": effect})
         else:
