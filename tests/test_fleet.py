@@ -369,3 +369,90 @@ def test_totals_fill_earlier_regions_first_in_whole_nodes() -> None:
     # 20 L4 in 4-GPU nodes: us-central1 has room 10 -> 8 (two nodes), us-east4 12 -> the remaining 12.
     config = cfg([("us-central1", {"l4": 10}), ("us-east4", {"l4": 12})], {"t": 20}, [pool("t", gpu="l4", per_node=4)])
     assert allocate(config) == ({"t": {"us-central1": 8, "us-east4": 12}}, [])
+
+
+@pytest.mark.parametrize("length, refused", [(40, False), (41, True)])
+def test_cluster_name_plus_region_is_at_most_40_characters(length: int, refused: bool) -> None:
+    """The region's cluster is named `NAME-REGION`; EKS and GKE cluster names allow 100 and 40 characters (GKE's
+    is the tighter, and the fleet check uses it for both clouds)."""
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config("gcp-fleet").items()}
+    longest = max((r["region"] for r in raw["fleet"]["regions"]), key=len)
+    raw["cluster"] = {**raw["cluster"], "name": "c" * (length - len(longest) - 1)}
+    where = f"gpuplane:fleet.regions[{[r['region'] for r in raw['fleet']['regions']].index(longest)}].region"
+    if refused:
+        assert config_problems(raw)[where] == "cluster name + region exceeds 40 characters"
+    else:
+        from gpuplane.config import parse_config
+
+        parse_config(raw)
+
+
+@pytest.mark.parametrize("stack", FLEETS)
+def test_fleet_stack_outputs_are_per_region(stack: str, plan_of: Callable[..., Plan]) -> None:
+    """A fleet's outputs: the platform, its regions in config order, each region's cluster outputs (without the
+    per-cluster ones gathered fleet-wide), every kubeconfig as one secret, one scrape job per cluster, one rule
+    file (the same rules on every cluster)."""
+    import yaml
+
+    cfg = load_stack_config(stack)
+    regions = [r["region"] for r in cfg["gpuplane:fleet"]["regions"]]
+    out = plan_of(stack).outputs
+    assert out["platform"] == cfg["gpuplane:platform"]
+    assert out["regions"] == regions
+    assert sorted(out["clusters"]) == sorted(regions)  # a map (the engine keeps no key order)
+    for region, outputs in out["clusters"].items():
+        assert outputs, region
+        assert not {"kubeconfig", "scrapeConfig", "prometheusRules", "platform"} & set(outputs), region
+    assert out["kubeconfigs"] == "[secret]"
+    name = cfg["gpuplane:cluster"]["name"]
+    jobs = yaml.safe_load(out["scrapeConfig"])
+    assert len(jobs) == len(regions)
+    assert len({j["job_name"] for j in jobs}) == len(regions)
+    assert all(any(f"{name}-{r}" in yaml.safe_dump(j) for j in jobs) for r in regions)
+    rules = yaml.safe_load(out["prometheusRules"])
+    assert {g["name"] for g in rules["groups"]}
+
+
+@pytest.mark.parametrize("stack", FLEETS)
+def test_each_region_config_is_an_ordinary_stack_with_its_share(stack: str) -> None:
+    """`region_configs`: per fleet region, the pools with a share there (and only those), each capped at its share
+    in whole nodes (minNodes at most that); the cluster named NAME-REGION; no fleet left; the cloud's region
+    (and on GCP the zones that offer the pools' GPUs, unless the region names its own)."""
+    from gpuplane.catalog import lookup
+    from gpuplane.catalog.availability import GCP_ZONES
+    from gpuplane.config import parse_config
+    from gpuplane.stack.fleet import region_configs
+
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config(stack).items()}
+    cfg = parse_config(raw)
+    alloc, _ = allocate(cfg)
+    got = dict(region_configs(cfg))
+    assert list(got) == [r.region for r in cfg.fleet.regions]  # type: ignore[union-attr]
+    for r in cfg.fleet.regions:  # type: ignore[union-attr]
+        one = got[r.region]
+        assert one.fleet is None
+        assert one.cluster.name == f"{cfg.cluster.name}-{r.region}"
+        expected = {
+            p.name: alloc[p.name][r.region] // p.gpusPerNode for p in cfg.gpuPools if alloc[p.name].get(r.region)
+        }
+        assert {p.name: p.maxNodes for p in one.gpuPools} == expected, r.region
+        floors = {p.name: p.minNodes for p in cfg.gpuPools}
+        assert all(p.minNodes == min(floors[p.name], p.maxNodes) for p in one.gpuPools), r.region
+        cloud = one.gcp or one.aws
+        assert cloud is not None and cloud.region == r.region
+        if one.gcp is not None:
+            assert one.gcp.zones, r.region
+            offered = set().union(
+                *(GCP_ZONES[lookup(p.gpu).gcp.accelerator][r.region] for p in one.gpuPools)  # type: ignore[union-attr]
+            )
+            assert set(one.gcp.zones) == set(r.zones or offered), r.region
+
+
+@pytest.mark.parametrize("stack", ["gcp-standard", "aws-managed"])
+def test_a_stack_without_a_fleet_is_its_own_region(stack: str) -> None:
+    from gpuplane.config import parse_config
+    from gpuplane.stack.fleet import region_configs
+
+    cfg = parse_config({k.removeprefix("gpuplane:"): v for k, v in load_stack_config(stack).items()})
+    region = (cfg.gcp or cfg.aws).region  # type: ignore[union-attr]
+    assert region_configs(cfg) == [(region, cfg)]
