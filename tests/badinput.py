@@ -48,6 +48,18 @@ def set_path(config: dict[str, Any], path: str, value: Any) -> None:
             node = node[step]
 
 
+def unset_path(config: dict[str, Any], path: str) -> None:
+    """Remove a `gpuplane:` key path (`cluster.kubernetesVersion`, `gpuPools[0].sharing`) from a raw config map."""
+    first, *rest = steps(path)
+    if not rest:
+        config.pop(f"gpuplane:{first}")
+        return
+    node: Any = config[f"gpuplane:{first}"]
+    for step in rest[:-1]:
+        node = node[step]
+    del node[rest[-1]]
+
+
 @dataclass
 class Outcome:
     """What running the program did: its config problems (None if it planned) and what it registered."""
@@ -91,7 +103,7 @@ def stack_of(entry: dict[str, Any], root: Path, tmp: Path) -> StackFile | Config
     base = load(entry["base"], root)
     config = copy.deepcopy(base.config)
     for key in entry.get("unset", []):
-        config.pop(f"gpuplane:{key}")
+        unset_path(config, key)
     for path, value in entry.get("set", {}).items():
         set_path(config, path, value)
     config.update(copy.deepcopy(entry.get("set_raw", {})))

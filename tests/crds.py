@@ -25,6 +25,7 @@ CRD_FILES = {
         for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "AdmissionCheck", "ProvisioningRequestConfig")
     },
     ("kueue.x-k8s.io", "Topology"): "kueue.x-k8s.io_topologies.yaml",
+    ("resource.nvidia.com", "ComputeDomain"): "resource.nvidia.com_computedomains.yaml",
 }
 
 

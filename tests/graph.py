@@ -138,7 +138,9 @@ def selects(match_labels: dict[str, str], labels: dict[str, str]) -> bool:
 
 
 GKE_SHARING = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
-EKS_CAPACITY = {"SPOT": "SPOT", "ON_DEMAND": "ON_DEMAND"}
+EKS_CAPACITY = {"SPOT": "SPOT", "ON_DEMAND": "ON_DEMAND", "CAPACITY_BLOCK": "CAPACITY_BLOCK"}
+"""A managed node group's `capacityType` -> its nodes' `eks.amazonaws.com/capacityType` label (EKS user guide,
+capacity-blocks-mng: Capacity Block nodes are labelled CAPACITY_BLOCK)."""
 
 
 Model = tuple[dict[str, set[str]], set[tuple[str, str, str]]]

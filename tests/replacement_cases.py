@@ -265,6 +265,16 @@ CASES: dict[str, dict[str, str]] = {
     },
     # ec2/vpc_.go, vpc_subnet.go, ec2_eip.go, vpc_nat_gateway.go, vpc_route_table*.go
     "aws:ec2/vpc:Vpc": {"cidrBlock": "R", "enableDnsHostnames": "-", "tags": "-"},
+    # ec2/vpc_security_group.go: name, name_prefix, description and vpc_id ForceNew; inline rules and tags in place
+    "aws:ec2/securityGroup:SecurityGroup": {
+        "name": "R",
+        "namePrefix": "R",
+        "description": "R",
+        "vpcId": "R",
+        "ingress": "-",
+        "egress": "-",
+        "tags": "-",
+    },
     "aws:ec2/subnet:Subnet": {
         "vpcId": "R",
         "cidrBlock": "R",
@@ -310,6 +320,16 @@ CASES: dict[str, dict[str, str]] = {
         "metadata.labels": "-",
     },
     "kubernetes:core/v1:Namespace": {"metadata.name": "R", "metadata.labels": "-"},
+    "kubernetes:batch/v1:Job": {  # diff.go forceNewProperties `job` (batch/v1)
+        "metadata.name": "R",
+        "metadata.namespace": "R",
+        "spec.template": "R",
+        "spec.selector": "R",
+        "spec.completions": "R",
+        "spec.parallelism": "R",
+        "spec.backoffLimit": "-",
+        "spec.activeDeadlineSeconds": "-",
+    },
     "kubernetes:apps/v1:DaemonSet": {
         "metadata.name": "R",
         "metadata.namespace": "R",

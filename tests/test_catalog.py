@@ -27,9 +27,10 @@ def test_gcp_default_machines_exist_for_every_fixed_count() -> None:
 
 
 def test_aws_instance_types_look_like_ec2_types() -> None:
+    ec2_type = re.compile(r"[a-z0-9]+(-[a-z0-9]+)?\.(metal|[0-9]*x?large)")  # family may be p6-b200, p6e-gb200
     for gpu in GPUS.values():
         if gpu.aws:
-            assert all(re.fullmatch(r"[a-z0-9]+\.(metal|[0-9]*x?large)", i) for i in gpu.aws.instances), gpu.name
+            assert all(ec2_type.fullmatch(i) for i in gpu.aws.instances), gpu.name
             assert all(n >= 1 for n in gpu.aws.instances.values())
 
 

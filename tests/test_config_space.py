@@ -15,7 +15,12 @@ from gpuplane.plan.stackfile import StackFile
 
 from .graph import RELEASE, gpu_node_pools, matches, node_taints, tolerates
 
-GCP_GPUS = gpus_on("gcp")
+GCP_GPUS = tuple(
+    n
+    for n in gpus_on("gcp")
+    # A4X / A4X Max (GB200, GB300) come only from reservations (and need the DRA driver): not this fuzz's pools.
+    if any({"on-demand", "spot"} & gcp_sold(m) for m in GPUS[n].gcp.machines)  # type: ignore[union-attr]
+)
 
 
 @st.composite

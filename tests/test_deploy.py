@@ -237,6 +237,60 @@ def exporter_plan(tolerations: list[dict[str, str]]) -> Plan:
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
+def claim_plan(gpu_claims: bool, plugin_on_pool: bool) -> Plan:
+    """A Job that claims one GPU (`gpu.nvidia.com`, the Kubernetes DRA API) on a GPU group, beside the NVIDIA DRA
+    driver chart (GPU claims on or off; its kubelet plugin selecting the group's nodes or not)."""
+    sched = sched_plan({"gpuplane.io/role": "system"})
+    labels = {"gpuplane.io/pool": "dra", "nvidia.com/gpu.present": "true"}  # the chart's default affinity wants it
+    if plugin_on_pool:
+        labels["gpuplane.io/dra-plugin"] = "true"
+    group = res(
+        "eks:index:ManagedNodeGroup",
+        "dra",
+        {
+            "cluster": EKS,
+            "nodeGroupName": "c-dra",
+            "labels": labels,
+            "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
+        },
+        deps=(EKS,),
+    )
+    driver = res(
+        "kubernetes:helm.sh/v3:Release",
+        "dra",
+        {
+            "chart": "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+            "name": "dra",
+            "namespace": "dra",
+            "values": {
+                "resources": {"gpus": {"enabled": gpu_claims}, "computeDomains": {"enabled": False}},
+                "kubeletPlugin": {"nodeSelector": {"gpuplane.io/dra-plugin": "true"}, "tolerations": [GPU_TOLERATION]},
+            },
+        },
+        provider=K8S,
+    )
+    request = {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}
+    template = res(
+        "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate",
+        "claim",
+        {"metadata": {"name": "one-gpu", "namespace": "jobs"}, "spec": {"spec": {"devices": {"requests": [request]}}}},
+        provider=K8S,
+    )
+    pod = {
+        "nodeSelector": {"gpuplane.io/pool": "dra"},
+        "tolerations": [GPU_TOLERATION],
+        "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "one-gpu"}],
+        "containers": [{"name": "main", "image": "cuda", "resources": {"claims": [{"name": "gpus"}]}}],
+    }
+    job = res(
+        "kubernetes:batch/v1:Job",
+        "job",
+        {"metadata": {"name": "job", "namespace": "jobs"}, "spec": {"template": {"spec": pod}}},
+        provider=K8S,
+    )
+    return plan(*sched.resources, group, driver, template, job)
+
+
 CASES: list[tuple[str, Plan, Plan]] = [
     (
         "daemonset-covers-its-nodes",
@@ -251,6 +305,8 @@ CASES: list[tuple[str, Plan, Plan]] = [
         efa_template_plan(eks_cluster_security_group("c")),
     ),
     ("second-up-no-op", default_pool_plan(()), default_pool_plan(("nodeConfig",))),
+    ("claim-device-class-exists", claim_plan(False, True), claim_plan(True, True)),
+    ("claim-lands-on-dra-pool", claim_plan(True, False), claim_plan(True, True)),
     ("second-up-no-op", scaled_group_plan(False), scaled_group_plan(True)),
     (
         "cluster-scoped-waits-for-cluster",

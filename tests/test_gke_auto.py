@@ -67,9 +67,9 @@ def test_nap_unknown_gpu_fails() -> None:
         "platform": "gke-nap",
         "cluster": {"name": "nap"},
         "gcp": {"project": "acme-ml-prod", "region": "us-central1"},
-        "gpuPools": [{"name": "x", "gpu": "b300", "maxNodes": 1}],
+        "gpuPools": [{"name": "x", "gpu": "mi300x", "maxNodes": 1}],  # not an NVIDIA GPU: not in the catalog
     }
-    assert config_problems(raw)["gpuplane:gpuPools[0].gpu"].startswith("unknown GPU 'b300'")
+    assert config_problems(raw)["gpuplane:gpuPools[0].gpu"].startswith("unknown GPU 'mi300x'")
 
 
 def test_auto_provisioning_section_only_on_nap() -> None:

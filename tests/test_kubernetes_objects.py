@@ -18,7 +18,7 @@ K8S_VERSION = schema_version("gcp-standard")
 """For objects built outside a stack: the shipped stacks' minor (each stack's own objects use its own)."""
 
 
-BUILTIN_GROUPS = ("v1", "apps/v1", "rbac.authorization.k8s.io/v1", "batch/v1")
+BUILTIN_GROUPS = ("v1", "apps/v1", "rbac.authorization.k8s.io/v1", "batch/v1", "resource.k8s.io/v1")
 
 
 @pytest.mark.parametrize("stack", STACKS)

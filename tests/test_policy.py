@@ -246,7 +246,9 @@ def test_shipped_stack_pods_pass_every_policy(stack: str, plan_of: Callable[...,
     jobs = plan.by_type(JOB)
     examined, found = examine(plan.resources)
     assert not found, found
-    assert jobs and examined["gpu-pod-declares-limits"] == examined["gpu-pod-tolerates-gpu-taint"] == len(jobs)
+    # a Job on a DRA pool claims its GPU (resourceClaims) rather than counting it: the GPU-limit rules skip it
+    counting = [j for j in jobs if not j.inputs["spec"]["template"]["spec"].get("resourceClaims")]
+    assert jobs and examined["gpu-pod-declares-limits"] == examined["gpu-pod-tolerates-gpu-taint"] == len(counting)
     # Jobs pinned by GPU labels (GKE's accelerator label, Karpenter's GPU requirements) are examined by the
     # pinned-pod rule too; pinning by a pool name alone says nothing about GPUs.
     assert examined["gpu-nodes-only-for-gpu-pods"] <= len(jobs)
@@ -527,6 +529,14 @@ def test_mig_slice_pods_are_gpu_pods(plan_of: Callable[..., Plan]) -> None:
     job = one(plan, JOB, lambda i: "nvidia.com/mig-1g.5gb" in str(i))
     del pod_of(job)["tolerations"]
     assert violations(JOB, job) == {"gpu-pod-tolerates-gpu-taint": [TOLERATION.format("nvidia.com/mig-1g.5gb")]}
+
+
+def test_a_pod_claiming_gpus_through_dra_is_a_gpu_pod(plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of("gcp-blackwell")
+    job = one(plan, JOB, lambda i: "resourceClaims" in str(i))
+    assert violations(JOB, job) == {}
+    del pod_of(job)["resourceClaims"]  # pinned to the A4 nodes, claiming nothing: it holds them idle
+    assert set(violations(JOB, job)) == {"gpu-nodes-only-for-gpu-pods"}
 
 
 def test_pod_pinned_to_gpu_nodes_without_a_gpu(plan_of: Callable[..., Plan]) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gpuplane.catalog.availability import PRICES
-from gpuplane.catalog.consumption import ALL_GCP, gcp_sold
+from gpuplane.catalog.consumption import ALL_GCP, aws_sold, gcp_sold
 from gpuplane.catalog.gpus import GPUS
 from gpuplane.catalog.pricing import BASES, Rates, node_rate
 from gpuplane.config import parse_config
@@ -26,7 +26,8 @@ def machines(cloud: str) -> set[str]:
 
 
 def test_every_catalog_machine_sold_on_demand_has_a_list_price() -> None:
-    sold = {m for m in machines("gcp") if "on-demand" in gcp_sold(m)} | machines("aws")
+    sold = {m for m in machines("gcp") if "on-demand" in gcp_sold(m)}
+    sold |= {m for m in machines("aws") if "on-demand" in aws_sold(m)}
     assert sold - set(PRICES) == set()
 
 

@@ -130,6 +130,8 @@ def scaled(stack: str, key: str) -> tuple[StackFile, StackFile]:
     for p in large:
         if key == "minNodes" and NO_MINIMUM & set(p.get("capacity", ())):
             continue
+        if key == "minNodes" and (p.get("reservation") or {}).get("type") == "capacity-block":
+            continue  # a Capacity Block group must be able to sit at 0 nodes (the config refuses more)
         p[key] = p.get(key, 0) + 1
         p["maxNodes"] = max(p.get("maxNodes", 1), p.get("minNodes", 0)) + (1 if key == "maxNodes" else 0)
     return with_config(stack, gpuPools=small), with_config(stack, gpuPools=large)

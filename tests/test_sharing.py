@@ -99,7 +99,7 @@ BASE_GKE = {"cluster": {"name": "g"}, "gcp": {"project": "acme-ml-prod", "region
                     {"name": "p", "gpu": "t4", "maxNodes": 1, "sharing": {"strategy": "mig", "migProfile": "1g.5gb"}}
                 ],
             },
-            "t4 has no MIG (MIG-capable: a100-40gb, a100-80gb, h100, h200)",
+            "t4 has no MIG (MIG-capable: a100-40gb, a100-80gb, h100, h200, b200, gb200, gb300, b300, rtx-pro-6000)",
         ),
         (
             {

@@ -140,6 +140,8 @@ HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
         if r.name.endswith("-device-plugin-config")
         else frozenset({"values"})  # its instance types and tolerations are every EFA pool's
         if r.name.endswith("-efa-device-plugin")
+        else frozenset({"values"})  # its GPU-claim and ComputeDomain switches and tolerations are every served pool's
+        if r.name.endswith("-dra-driver-release")
         else frozenset()
     ),
     "sharing": lambda platform, r: (
@@ -155,8 +157,19 @@ HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
 }
 
 
-KIND_AGENTS = ("-efa-device-plugin", "-nccl-rdma-installer", "-nccl-tcpxo-installer", "-gpuplane-dws")
-"""Node agents gpuplane installs only while some pool needs them (docs/multi-node.md), and Kueue's DWS
+KIND_AGENTS = (
+    "-efa-device-plugin",
+    "-nccl-rdma-installer",
+    "-nccl-tcpxo-installer",
+    "-gpuplane-dws",
+    "-dra-driver-namespace",
+    "-dra-driver-release",
+    "-dra-driver-quota",
+    "-dra-driver",
+    "-nvidia-driver-installer",
+)
+"""Node agents gpuplane installs only while some pool needs them (docs/multi-node.md; the NVIDIA DRA driver and
+GKE's driver installer while a pool claims GPUs or spans NVLink domains, docs/gpu-claims.md), and Kueue's DWS
 admission check and its ProvisioningRequestConfig, there while some pool is queued (docs/queues.md)."""
 KIND_OBJECTS = ("-kueue-topology-",)
 """Kueue's Topology, there while some pool's flavor uses it (queued or fixed pools on labelled machines)."""
@@ -191,7 +204,8 @@ KINDS = [
     (stack, kind)
     for stack in SINGLE
     for kind in ("pool", "sharing", "monitoring")
-    if not (kind == "sharing" and not PLATFORMS[load(stack, ROOT).config["gpuplane:platform"]].sharing)
+    # (no sharing where the platform has none, or where every pool claims its GPUs through DRA)
+    if not (kind == "sharing" and not sharing_candidates(stack))
     and not (kind == "monitoring" and len(PLATFORMS[load(stack, ROOT).config["gpuplane:platform"]].integrations) < 2)
 ]
 

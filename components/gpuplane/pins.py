@@ -88,6 +88,14 @@ CHARTS: Mapping[str, ChartPin] = MappingProxyType(
             repo="https://aws.github.io/eks-charts",
             app_version="v0.5.20",
         ),
+        # NVIDIA's DRA driver for GPUs: GPU claims (`gpuAllocation: dra`) and ComputeDomains (GB200 / GB300 NVL72)
+        # (kubernetes-sigs/dra-driver-nvidia-gpu @ v0.4.1, deployments/helm/dra-driver-nvidia-gpu).
+        "dra-driver-nvidia-gpu": ChartPin(
+            chart="dra-driver-nvidia-gpu",
+            version="0.4.1",
+            repo="oci://registry.k8s.io/dra-driver-nvidia/charts",
+            app_version="0.4.1",
+        ),
     }
 )
 """Chart key -> pin. Tests compare these against the charts' published Chart.yaml when available."""
@@ -101,6 +109,9 @@ IMAGES: Mapping[str, str] = MappingProxyType(
         "nccl-plugin-tcpxo": "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15",
         # the same manifest's pre-installation step uses an unpinned `ubuntu`; gpuplane pins its current LTS
         "ubuntu": "ubuntu:24.04",
+        # container-engine-accelerators (068b15a9) nvidia-driver-installer/cos/daemonset-preloaded.yaml: the COS
+        # driver installer GKE preloads on its GPU node images (pulled never), for DRA pools
+        "cos-nvidia-installer": "cos-nvidia-installer:fixed",
         # both manifests' main container (tag and digest as upstream)
         "gke-pause": "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830",
     }

@@ -303,7 +303,8 @@ def _pinned_applies(resource_type: str, props: Props) -> bool:
 
 def check_pinned_pod_requests_gpu(resource_type: str, props: Props, config: Config) -> list[str]:
     spec = pod_spec(resource_type, props)
-    if spec is None or requests_gpu(spec):
+    # A pod with `resourceClaims` takes its devices through DRA (its GPUs are claimed, not counted).
+    if spec is None or requests_gpu(spec) or get(spec, "resourceClaims"):
         return []
     return [
         f"pod is pinned to GPU nodes ({gpu_node_targeting(spec)}) but requests no GPU: it holds a GPU node "

@@ -31,6 +31,11 @@ class GpuType(StrEnum):
     A100_80GB = "a100-80gb"
     H100 = "h100"
     H200 = "h200"
+    B200 = "b200"
+    GB200 = "gb200"
+    GB300 = "gb300"
+    B300 = "b300"
+    RTX_PRO_6000 = "rtx-pro-6000"
 
 
 class AmiType(StrEnum):
@@ -38,6 +43,8 @@ class AmiType(StrEnum):
 
     AL2023_X86_64_NVIDIA = "AL2023_x86_64_NVIDIA"
     """AL2023 with the NVIDIA driver and container toolkit (the gpu-operator adds the device plugin)."""
+    AL2023_ARM_64_NVIDIA = "AL2023_ARM_64_NVIDIA"
+    """AL2023 for Arm (Grace: P6e-GB200) with the NVIDIA driver and toolkit."""
     BOTTLEROCKET_X86_64_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
     """Bottlerocket NVIDIA: driver, toolkit and device plugin preinstalled."""
     AL2023_X86_64_STANDARD = "AL2023_x86_64_STANDARD"
@@ -104,6 +111,15 @@ class PoolNetwork(StrEnum):
     """EKS: EFA interfaces on every network card, a cluster placement group, one AZ."""
     GPUDIRECT = "gpudirect"
     """GKE: GPUDirect-TCPXO (A3 Mega) or GPUDirect RDMA (A3 Ultra, A4) with multi-networking."""
+
+
+class GpuAllocation(StrEnum):
+    """How pods get a pool's GPUs (docs/gpu-claims.md)."""
+
+    DEVICE_PLUGIN = "device-plugin"
+    """Pods count `nvidia.com/gpu` (or MIG / shared resources) through the device plugin."""
+    DRA = "dra"
+    """Pods claim GPUs through Dynamic Resource Allocation (ResourceClaims, the NVIDIA DRA driver)."""
 
 
 class ExporterHost(StrEnum):
@@ -227,6 +243,8 @@ class GpuPoolArgs(TypedDict):
     """Multi-node GPU networking: `efa` (EKS) or `gpudirect` (GKE A3 Mega / A3 Ultra / A4)."""
     placement_group: NotRequired[str]
     """EKS with `network: efa`: an existing cluster placement group (name or `pg-` ID)."""
+    gpu_allocation: NotRequired[GpuAllocation]
+    """`device-plugin` (default) or `dra`: claim the pool's GPUs through DRA (docs/gpu-claims.md)."""
 
 
 class NodeSelectorRequirement(TypedDict):
@@ -270,6 +288,14 @@ class GpuNodes(TypedDict):
     (`vpc.amazonaws.com/efa`: the node's EFA interfaces)."""
     topology: NotRequired[Sequence[str]]
     """Network-topology node labels the cloud sets on the pool's nodes, broadest first."""
+    allocation: NotRequired[GpuAllocation]
+    """`dra`: pods claim these GPUs through ResourceClaims (`placement` returns a ResourceClaimTemplate), not
+    `resource` limits; unset: the device plugin."""
+    nvlink_nodes: NotRequired[int]
+    """Nodes one NVLink domain spans (GB200 / GB300 NVL72: 18): a multi-node job within it takes a ComputeDomain
+    (`compute_domain`); unset: the NVLink domain ends at the node."""
+    nvlink_label: NotRequired[str]
+    """The node label whose value names a node's NVLink domain (with `nvlink_nodes`)."""
     annotations: NotRequired[Mapping[str, str]]
     """Pod annotations a workload needs on these nodes (GKE GPUDirect: `networking.gke.io/interfaces`,
     which attaches the node's extra NICs to the pod)."""

@@ -18,7 +18,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..args.inputs import AmiType, ExporterHost, GpuNodes, GpuPoolArgs
+from ..args.inputs import AmiType, ExporterHost, GpuAllocation, GpuNodes, GpuPoolArgs
 from ..args.platform import AwsArgs, ClusterArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
 from ..catalog import NODE_IMAGES
 from ..catalog.platforms import Source
@@ -28,6 +28,7 @@ from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nvidia import dcgm, operator
+from ..nvidia.dra import dra_driver
 from ..scheduling.nodes import pool_target
 from ..scheduling.placement import stack_gpu_nodes
 from ..scheduling.smoke import smoke_tests
@@ -75,6 +76,8 @@ class EksGpuPlatformArgs(TypedDict):
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
     allow_unlisted_regions: NotRequired[bool]
     """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
+    gpu_allocation: NotRequired[GpuAllocation]
+    """How pods get GPUs on pools that don't say: `device-plugin` (default) or `dra` (docs/gpu-claims.md)."""
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
@@ -160,9 +163,10 @@ class EksGpuPlatform(pulumi.ComponentResource):
         )
         PROVISIONERS[cfg.platform](self, name, cfg, on_k8s)
         efa_device_plugin(name, cfg, on_k8s)
+        self.dra_driver = dra_driver(name, cfg, on_k8s)
         self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
-        smoke_tests(name, cfg, [self.exporter], on_k8s)
+        smoke_tests(name, cfg, [self.exporter, *([self.dra_driver] if self.dra_driver else [])], on_k8s)
         kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""

@@ -7,6 +7,14 @@ Sources (checked 2026-11; approximate, verify for your account before relying on
   --location-type region --filters Name=instance-type,Values=<family>.*`).
 - Prices: public on-demand list prices (GCP us-central1, AWS us-east-1), USD per hour; spot as a
   typical fraction of on-demand. Estimates for planning only; override them in `gpuplane:prices`.
+- Blackwell (checked 2026-12; the GCP "GPU regions and zones" table itself was not readable here):
+  skypilot-org/skypilot-catalog (2c3d7ea7) catalogs/v9/gcp/vms.csv (Compute Engine machine types per zone)
+  for A4 and G4 zones, and catalogs/v9/aws/vms.csv (EC2 instance-type offerings and the AWS price list) for
+  P6-B200, P6-B300 and G7e regions and prices; G4 prices from dstackai/dstack PR #3213 (gpuhunt, GCP billing
+  catalog, us-central1, 2025-10). A4X (nvidia-gb200) and A4X Max (nvidia-gb300) zones could not be
+  verified: they have no GCP_ZONES entry, so the fleet checks (`stack.fleet.offered`) refuse them in every
+  listed region until someone adds the zones GCP documents. P6e-GB200 is in the Dallas Local Zone of
+  us-east-1 (EC2 user guide, "Launch instances using Capacity Blocks").
 """
 
 from __future__ import annotations
@@ -54,6 +62,42 @@ GCP_ZONES: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType(
             us_central1="ac", us_east4="abc", us_east5="a", us_west1="a", europe_west4="bc", asia_southeast1="bc"
         ),
         "nvidia-h200-141gb": _z(us_central1="b", us_east4="b", europe_west1="b", asia_south1="b"),
+        # A4 (a4-highgpu-8g): skypilot-catalog v9 gcp/vms.csv; its AI zones (e.g. us-central1-ai1) are left out.
+        "nvidia-b200": _z(
+            us_central1="b",
+            us_east1="b",
+            us_east4="b",
+            us_south1="b",
+            us_west2="c",
+            us_west3="bc",
+            europe_north1="bc",
+            europe_west4="b",
+            asia_northeast1="b",
+            asia_southeast1="b",
+        ),
+        # No "nvidia-gb200" (A4X) or "nvidia-gb300" (A4X Max): zones not verified (module docstring).
+        # G4 (g4-standard-48/96/192/384 list the same zones): skypilot-catalog v9 gcp/vms.csv.
+        "nvidia-rtx-pro-6000": _z(
+            us_central1="bf",
+            us_east1="bd",
+            us_east4="bc",
+            us_east5="abc",
+            us_south1="ab",
+            us_west1="abc",
+            us_west3="a",
+            us_west4="ac",
+            europe_north1="abc",
+            europe_west1="c",
+            europe_west2="bc",
+            europe_west4="abc",
+            europe_west8="b",
+            me_central2="a",
+            asia_east1="ab",
+            asia_south1="c",
+            asia_south2="ac",
+            asia_southeast1="abc",
+            asia_southeast2="bc",
+        ),
     }
 )
 """GCP accelerator -> region -> zones that offer it."""
@@ -79,6 +123,11 @@ AWS_REGIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "p5": ("us-east-1", "us-east-2", "us-west-2", "eu-north-1", "ap-northeast-1", "ap-south-1"),
         "p5e": ("us-east-2", "us-west-2"),
         "p5en": ("us-east-1", "us-east-2", "us-west-2", "ap-northeast-1"),
+        # Blackwell (skypilot-catalog v9 aws/vms.csv; Capacity Blocks may reach other regions: not verified)
+        "p6-b200": ("us-east-1", "us-east-2", "us-west-2"),
+        "p6-b300": ("us-west-2",),
+        "p6e-gb200": ("us-east-1",),  # in the Dallas Local Zone, which belongs to N. Virginia (us-east-1)
+        "g7e": ("us-east-1", "us-east-2", "us-west-2", "ap-northeast-1", "ap-northeast-2", "eu-south-2"),
     }
 )
 """AWS instance family -> regions that offer it."""
@@ -127,6 +176,16 @@ PRICES: Mapping[str, float] = MappingProxyType(
         "p5.48xlarge": 55.04,
         "p5e.48xlarge": 60.0,
         "p5en.48xlarge": 63.3,
+        # Blackwell (skypilot-catalog v9 aws/vms.csv). P6-B300 is not offered in us-east-1: its us-west-2
+        # price. P6e-GB200 has none: sold only as UltraServer Capacity Blocks (catalog/consumption.py AWS_SOLD).
+        "p6-b200.48xlarge": 113.933,
+        "p6-b300.48xlarge": 142.416,
+        "g7e.2xlarge": 3.363,
+        "g7e.4xlarge": 3.998,
+        "g7e.8xlarge": 5.268,
+        "g7e.12xlarge": 8.286,
+        "g7e.24xlarge": 16.572,
+        "g7e.48xlarge": 33.144,
         # GCP on-demand, us-central1 (machine including its GPUs)
         "g2-standard-4": 0.707,
         "g2-standard-8": 0.854,
@@ -146,8 +205,13 @@ PRICES: Mapping[str, float] = MappingProxyType(
         "a2-ultragpu-4g": 20.277,
         "a2-ultragpu-8g": 40.55,
         "a3-highgpu-8g": 88.25,
-        # No A3 Ultra, A3 Mega, A4, A4X or A3 High below 8 GPUs: GCP sells them only through reservations,
-        # flex-start or spot (catalog/consumption.py), so they have no on-demand list price (pricing.py).
+        # G4 (machine including its RTX PRO 6000 GPUs; dstack PR #3213 / gpuhunt, 2025-10)
+        "g4-standard-48": 4.5,
+        "g4-standard-96": 9.0,
+        "g4-standard-192": 18.0,
+        "g4-standard-384": 36.001,
+        # No A3 Ultra, A3 Mega, A4, A4X, A4X Max or A3 High below 8 GPUs: GCP sells them only through
+        # reservations, flex-start or spot (catalog/consumption.py), so they have no on-demand list price.
         "n1-standard-8": 0.38,
         "n1-standard-16": 0.76,
         "n1-standard-32": 1.52,

@@ -3,97 +3,18 @@
 Every platform reads this table (GKE node pools, EKS node groups, placement helpers), so a GPU is
 described once. Sources: GCP "GPU machine types" (cloud.google.com/compute/docs/gpus) and AWS
 "Accelerated computing instances" (docs.aws.amazon.com/ec2/latest/instancetypes/ac.html), NVIDIA MIG
-user guide for the partition profiles. Checked 2026-11.
+user guide for the partition profiles. Checked 2026-11; the Blackwell entries (`gpus_blackwell`, appended in
+`args.inputs.GpuType` order) 2026-12. The record types live in `gpu_types` and are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
-
-def _frozen(d: dict[str, int]) -> Mapping[str, int]:
-    return MappingProxyType(dict(d))
-
-
-@dataclass(frozen=True)
-class GcpOffer:
-    """How GCP offers a GPU: its accelerator name and the machine types that carry it."""
-
-    accelerator: str
-    """The accelerator type, as in `guest_accelerator.type` and the node label `cloud.google.com/gke-accelerator`."""
-    machines: Mapping[str, int]
-    """Machine type -> GPUs attached. For fixed shapes (A2, A3, G2) the count is part of the machine."""
-    attachable_family: str | None = None
-    """For GPUs attached to general-purpose VMs (N1), the machine family a user may pick freely."""
-    attachable_counts: tuple[int, ...] = ()
-    """GPU counts allowed when attaching to `attachable_family` machines."""
-
-    def default_machine(self, gpus: int) -> str | None:
-        """The smallest listed machine that carries exactly `gpus` GPUs, or None."""
-        for machine, count in self.machines.items():
-            if count == gpus:
-                return machine
-        return None
-
-    def allows(self, machine: str, gpus: int) -> bool:
-        """True when `machine` with `gpus` attached GPUs is a shape GCP offers."""
-        if machine in self.machines:
-            return self.machines[machine] == gpus
-        if self.attachable_family and machine.startswith(self.attachable_family + "-"):
-            return gpus in self.attachable_counts
-        return False
-
-
-@dataclass(frozen=True)
-class AwsOffer:
-    """How AWS offers a GPU: the EC2 instance types that carry it."""
-
-    instances: Mapping[str, int]
-    """Instance type -> GPUs per instance."""
-    gpu_name: str
-    """The value of Karpenter's `karpenter.k8s.aws/instance-gpu-name` label."""
-
-    def default_instance(self, gpus: int) -> str | None:
-        """The first listed (smallest) instance type with exactly `gpus` GPUs, or None."""
-        return next((i for i, n in self.instances.items() if n == gpus), None)
-
-    @property
-    def families(self) -> tuple[str, ...]:
-        """Instance families (the part before the dot), in catalog order, without repeats."""
-        return tuple(dict.fromkeys(i.split(".")[0] for i in self.instances))
-
-
-@dataclass(frozen=True)
-class Gpu:
-    """One GPU model and where each cloud offers it."""
-
-    name: str
-    """Friendly name used in stack config (`gpuplane:gpuPools[].gpu`)."""
-    memory_gib: int
-    """Memory per GPU in GiB."""
-    architecture: str
-    mig_profiles: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
-    """MIG partition profile (e.g. `1g.10gb`) -> instances of it one GPU splits into; empty without MIG."""
-    gke_mig_profiles: tuple[str, ...] = ()
-    """The profiles GKE accepts as `gpu_partition_size` (GKE offers no 4g profiles on A100/H100)."""
-    gcp: GcpOffer | None = None
-    aws: AwsOffer | None = None
-    description: str = ""
-
-    @property
-    def mig_capable(self) -> bool:
-        return bool(self.mig_profiles)
-
-    def counts_on(self, cloud: str) -> list[int]:
-        """GPUs-per-node counts a cloud offers for this GPU, ascending."""
-        if cloud == "gcp" and self.gcp is not None:
-            return sorted(set(self.gcp.machines.values()) | set(self.gcp.attachable_counts))
-        if cloud == "aws" and self.aws is not None:
-            return sorted(set(self.aws.instances.values()))
-        return []
-
+from .gpu_types import AwsOffer, GcpOffer, Gpu
+from .gpu_types import frozen as _frozen
+from .gpus_blackwell import BLACKWELL
 
 _N1 = "n1"
 
@@ -280,6 +201,7 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 ),
                 gke_mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "7g.80gb"),
                 description="NVIDIA H100 80GB: large-scale training",
+                nvlink_domain_gpus=8,  # HGX H100: 8 GPUs on one NVSwitch board (A3 High / P5 carry one board)
                 gcp=GcpOffer(
                     accelerator="nvidia-h100-80gb",
                     machines=_frozen({"a3-highgpu-1g": 1, "a3-highgpu-2g": 2, "a3-highgpu-4g": 4, "a3-highgpu-8g": 8}),
@@ -295,9 +217,11 @@ GPUS: Mapping[str, Gpu] = MappingProxyType(
                 ),
                 gke_mig_profiles=("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "7g.141gb"),
                 description="NVIDIA H200 141GB: large-scale training",
+                nvlink_domain_gpus=8,  # HGX H200: 8 GPUs on one NVSwitch board
                 gcp=GcpOffer(accelerator="nvidia-h200-141gb", machines=_frozen({"a3-ultragpu-8g": 8})),
                 aws=AwsOffer(instances=_frozen({"p5e.48xlarge": 8, "p5en.48xlarge": 8}), gpu_name="h200"),
             ),
+            *BLACKWELL,
         )
     }
 )

@@ -31,6 +31,8 @@ class NodeImage:
     """Block device that holds container images (sized for CUDA images)."""
     karpenter_alias: str
     """Karpenter EC2NodeClass `amiSelectorTerms[].alias` family."""
+    arch: str = "x86_64"
+    """CPU architecture of the image (`x86_64` or `arm64`); it must match the instance types'."""
     os_volume_gb: int = 0
     """Size of a separate OS volume on `/dev/xvda` (Bottlerocket's), or 0 when the data device is the root."""
 
@@ -57,6 +59,19 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
                 mig_manager=True,
                 data_device="/dev/xvda",
                 karpenter_alias="al2023",
+            ),
+            # The Arm (Graviton / Grace) variant: P6e-GB200 UltraServers take it (EKS user guide,
+            # ml-eks-nvidia-ultraserver: AL2023 ARM NVIDIA AMI with the driver, fabric manager and IMEX driver).
+            NodeImage(
+                ami_type="AL2023_ARM_64_NVIDIA",
+                os="AL2023",
+                driver=True,
+                toolkit=True,
+                device_plugin=False,
+                mig_manager=True,
+                data_device="/dev/xvda",
+                karpenter_alias="al2023",
+                arch="arm64",
             ),
             NodeImage(
                 ami_type="BOTTLEROCKET_x86_64_NVIDIA",
@@ -85,6 +100,24 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
 """AMI type -> what it ships. The default GPU image is `AL2023_x86_64_NVIDIA`."""
 
 DEFAULT_GPU_IMAGE = "AL2023_x86_64_NVIDIA"
+
+ARM_TYPES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        # EC2 "Accelerated computing instances": P6e-GB200 pairs Blackwell GPUs with Grace (Arm) CPUs.
+        "aws": ("p6e-gb200.", "p6e-gb300.", "g5g."),
+        # Compute Engine "GPU machine types", A4X: NVIDIA Grace CPUs (Arm); GKE taints Arm nodes
+        # `kubernetes.io/arch=arm64:NoSchedule` (GKE docs, "Arm workloads on GKE").
+        "gcp": ("a4x-",),
+    }
+)
+"""Cloud -> instance / machine type prefixes with Arm CPUs (all other GPU machines are x86_64)."""
+
+
+def arch_of(cloud: str, machine: str) -> str:
+    """`arm64` or `x86_64` for an instance (AWS) or machine (GCP) type."""
+    return "arm64" if machine.startswith(ARM_TYPES.get(cloud, ())) else "x86_64"
+
+
 SYSTEM_IMAGE = "AL2023_x86_64_STANDARD"
 """The system (non-GPU) node group's image."""
 

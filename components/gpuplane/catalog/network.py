@@ -18,6 +18,16 @@ Sources (checked 2026-11):
   gpudirect-tcpxo/nccl-tcpxo-installer.yaml and gpudirect-rdma/nccl-rdma-installer.yaml (992db812).
 - GKE topology labels `cloud.google.com/gce-topology-{block,subblock,host}`: GKE "Topology-aware
   scheduling" for A3 Mega / A3 Ultra / A4 (compact placement, reservations).
+- Blackwell (checked 2026-12): EFA counts from the same Karpenter v1.14 reference (p6-b200 8, p6-b300 16,
+  g7e.8xlarge 1, .12xlarge 1, .24xlarge 2, .48xlarge 4; g7e.2xlarge / .4xlarge list none). p6e-gb200.36xlarge
+  is not in that reference (nor in awslabs/amazon-eks-ami nodeadm instance-info.jsonl, 81fec2e8), so its EFA
+  count is not verified and it has no entry: `network: efa` on P6e-GB200 is refused. GPUDirect on A4X
+  (a4x-highgpu-4g): cluster-toolkit examples/gke-a4x before f7bf6d05 (2026-05) gave it one extra gVNIC VPC
+  and a RoCE VPC (`<zone>-vpc-roce`) with 4 subnets, but its NCCL plugin is Google's Arm gIB installer
+  (nccl-plugin-gib-arm64), which `gcp.gpudirect` does not render (its RDMA installer selects x86 H200 / B200
+  nodes), and the current blueprint uses DRANET instead of extra node networks: no entry, so `network:
+  gpudirect` on A4X is refused. Likewise A4X Max (a4x-maxgpu-4g-metal: an IDPF NIC VPC and a
+  `<zone>-vpc-roce-metal` RDMA VPC through the networking DRA driver) is left out: not verified.
 """
 
 from __future__ import annotations
@@ -56,6 +66,13 @@ EFA_INTERFACES: Mapping[str, int] = MappingProxyType(
         "p5.48xlarge": 32,
         "p5e.48xlarge": 32,
         "p5en.48xlarge": 16,
+        "p6-b200.48xlarge": 8,
+        "p6-b300.48xlarge": 16,
+        # no p6e-gb200.36xlarge: its EFA count is not verified (module docstring)
+        "g7e.8xlarge": 1,
+        "g7e.12xlarge": 1,
+        "g7e.24xlarge": 2,
+        "g7e.48xlarge": 4,
     }
 )
 """Instance type -> EFA interfaces it takes (one per network card). Types not listed have no EFA."""

@@ -10,8 +10,22 @@ node labels naming those domains, broadest first. Only some machine types get th
 - EKS: `topology.k8s.aws/network-node-layer-{1,2,3}` (layer 1 broadest) on instance types that EC2's
   DescribeInstanceTopology supports (EKS user guide, "Place distributed AI/ML workloads with network
   topology labels", docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html; supported
-  types: AWS CLI reference `ec2 describe-instance-topology`, "Limitations"). p6-b200 has a fourth
-  layer; the three common layers still order its nodes.
+  types: AWS CLI reference `ec2 describe-instance-topology`, "Limitations"). p6-b200 and p6-b300 have
+  a fourth layer; the three common layers still order their nodes.
+
+Checked 2026-12 for Blackwell: EC2 "Prerequisites for Amazon EC2 topology" lists g7e.* and p6e-gb200.36xlarge
+among the 3-layer types and p6-b200 / p6-b300 as 4-layer; GKE's TAS page names A4X and A4 (A4X Max,
+a4x-maxgpu-4g-metal, is not named there: left out, not verified).
+
+`NVLINK_DOMAINS` records the NVLink domains that span nodes (GB200 / GB300 NVL72): how many machines one joins
+and how the cloud sells it. Sources: AWS SDK EC2 changelog 2025-07-09 (Capacity Blocks sell u-p6e-gb200x72
+and u-p6e-gb200x36 UltraServers); EC2 user guide "Amazon EC2 UltraServers" and "Capacity Blocks for ML"
+(UltraServer Capacity Blocks; the stored copies were readable only in part), with 4 GPUs per
+p6e-gb200.36xlarge, so 72 GPUs are 18 instances and 36 are 9 (AWS ML blog on SageMaker HyperPod P6e-GB200:
+ml.u-p6e-gb200x36 has 36 GPUs, x72 has 72); GCP A4X / A4X Max machine-series docs (one NVL72 domain is 18
+instances and 72 GPUs), reservations with blocks and sub-blocks (cluster-toolkit pkg/orchestrator/gke
+nap_test.go: `reservationBlocks/.../reservationSubBlocks/...`) and workload policy `accelerator_topology:
+1x72` (cluster-toolkit examples/gke-a4x, gke-a4x-max-bm).
 
 `kubernetes.io/hostname` closes each list: Kueue allows it only as the lowest level (Topology CRD
 v0.19.2 CEL rule) and Google's TAS example uses it there.
@@ -22,6 +36,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+
+_G7E = ("2xlarge", "4xlarge", "8xlarge", "12xlarge", "24xlarge", "48xlarge")
 
 
 @dataclass(frozen=True)
@@ -66,9 +82,12 @@ TOPOLOGY: Mapping[str, TopologyLabels] = MappingProxyType(
                     "p5e.48xlarge",
                     "p5en.48xlarge",
                     "p6-b200.48xlarge",
+                    "p6-b300.48xlarge",
+                    "p6e-gb200.36xlarge",
                     *(f"g6e.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")),
                     "g6e.24xlarge",
                     "g6e.48xlarge",
+                    *(f"g7e.{s}" for s in _G7E),
                 }
             ),
             spot=True,
@@ -89,3 +108,55 @@ def labelled(cloud: str, machines: list[str], spot: bool) -> TopologyLabels | No
     if topo is None or not machines or not set(machines) <= topo.machines or (spot and not topo.spot):
         return None
     return topo
+
+
+@dataclass(frozen=True)
+class NvlinkDomain:
+    """An NVLink domain that spans machines (a GB200 / GB300 NVL72 rack) and how the cloud sells it. NVLink
+    between its machines needs NVIDIA IMEX, which a DRA ComputeDomain sets up for a job."""
+
+    cloud: str
+    nodes: int
+    """Machines (Kubernetes nodes) one whole domain joins."""
+    gpus: int
+    """GPUs one whole domain joins."""
+    sold_as: Mapping[str, int]
+    """The units the cloud sells the domain in -> machines in one unit (AWS: UltraServer types; GCP: one
+    reservation sub-block)."""
+    purchase: str
+    """How those units are bought."""
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.gpus // self.nodes
+
+
+_A4X_DOMAIN = NvlinkDomain(
+    cloud="gcp",
+    nodes=18,
+    gpus=72,
+    sold_as=MappingProxyType({"sub-block": 18}),
+    purchase="a reservation (future reservation in AI Hypercomputer) whose blocks hold sub-blocks of 18 VMs, "
+    "each one NVL72 domain; workload policy accelerator_topology 1x72",
+)
+
+NVLINK_DOMAINS: Mapping[str, NvlinkDomain] = MappingProxyType(
+    {
+        "p6e-gb200.36xlarge": NvlinkDomain(
+            cloud="aws",
+            nodes=18,
+            gpus=72,
+            sold_as=MappingProxyType({"u-p6e-gb200x72": 18, "u-p6e-gb200x36": 9}),
+            purchase="EC2 Capacity Blocks for ML of UltraServers, in the Dallas Local Zone of us-east-1",
+        ),
+        "a4x-highgpu-4g": _A4X_DOMAIN,
+        "a4x-maxgpu-4g-metal": _A4X_DOMAIN,
+        # AWS P6e-GB300 UltraServers are left out with the GPU's AWS offer: botocore has no p6e-gb300 type.
+    }
+)
+"""Instance (AWS) or machine (GCP) type -> the multi-node NVLink domain its machines belong to."""
+
+
+def nvlink_domain(instance_or_machine: str) -> NvlinkDomain | None:
+    """The multi-node NVLink domain of an instance / machine type, or None (its NVLink ends at the node)."""
+    return NVLINK_DOMAINS.get(instance_or_machine)

@@ -91,6 +91,15 @@ def parser() -> argparse.ArgumentParser:
     pc.add_argument("--queue", metavar="TEAM", help="submit through TEAM's Kueue queue (gpuplane:queues)")
     pc.add_argument("--pod-group", metavar="NAME", help="with --queue: plain pods admitted together as gang NAME")
     pc.add_argument("--group-size", type=int, metavar="N", help="with --pod-group: the gang's number of pods")
+    pc.add_argument("--mig", metavar="PROFILE", help="gpuAllocation: dra pools: claim MIG devices of PROFILE")
+    pc.add_argument("--selector", metavar="CEL", help="gpuAllocation: dra pools: a CEL selector on device attributes")
+    pc.add_argument("--job", metavar="NAME", help="label the pods as job NAME (packs them on multi-node pools)")
+    pc.add_argument(
+        "--compute-domain",
+        type=int,
+        metavar="NODES",
+        help="GB200 / GB300 pools, with --job: a ComputeDomain for a job of NODES nodes in one NVLink domain",
+    )
     cp = _command(
         sub,
         "capacity",

@@ -101,16 +101,28 @@ def cmd_placement(args: argparse.Namespace) -> int:
     from ..scheduling.placement import placement
 
     cfg = _config(args.stack)
+    claims = {"job": args.job, "mig": args.mig, "selector": args.selector, "compute_domain": args.compute_domain}
     try:
         if args.queue:
             from ..kueue.placement import queued_placement
 
-            fragment = queued_placement(cfg, args.pool, args.gpus, args.queue, args.pod_group, args.group_size)
+            fragment = queued_placement(
+                cfg, args.pool, args.gpus, args.queue, args.pod_group, args.group_size, **claims
+            )
         else:
-            fragment = placement(cfg, args.pool, args.gpus)
+            fragment = placement(cfg, args.pool, args.gpus, **claims)
     except ConfigError as exc:  # about an argument (POOL, --gpus, --queue, ...), not the stack's config
         which, reason = exc.problems[0]
-        flags = {"pool": "POOL", "gpus": "--gpus", "queue": "--queue", "pod-group": "--pod-group"}
+        flags = {
+            "pool": "POOL",
+            "gpus": "--gpus",
+            "queue": "--queue",
+            "pod-group": "--pod-group",
+            "mig": "--mig",
+            "selector": "--selector",
+            "job": "--job",
+            "nodes": "--compute-domain",
+        }
         raise InputError(reason, flags.get(which, which)) from None
     emit(args, to_json(fragment) if args.format == "json" else yaml.safe_dump(fragment, sort_keys=False).rstrip())
     return 0

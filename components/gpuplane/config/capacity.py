@@ -372,8 +372,19 @@ def _zone_problems(cfg: StackConfig, at: Loc, pool: GpuPool, zone: str) -> list[
             return [(loc, f"the reservation is in {zone}, but the pool's nodes run in {', '.join(zones)}")]
         if not zones and not zone.startswith(cfg.gcp.region + "-"):
             return [(loc, f"{zone} is not a zone of region {cfg.gcp.region}")]
-    if cfg.aws is not None and not re.fullmatch(rf"{re.escape(cfg.aws.region)}[a-z]", zone):
-        return [(loc, f"{zone} is not an Availability Zone of region {cfg.aws.region}")]
+    if cfg.aws is not None:
+        region = re.escape(cfg.aws.region)
+        local = re.fullmatch(rf"{region}-[a-z]{{3}}-[0-9][a-z]", zone)
+        if not local and not re.fullmatch(rf"{region}[a-z]", zone):
+            return [(loc, f"{zone} is not an Availability Zone of region {cfg.aws.region}")]
+        if local and cfg.aws.vpcId is None:
+            return [
+                (
+                    loc,
+                    f"{zone} is a Local Zone, and the VPC gpuplane creates has subnets in the region's Availability "
+                    "Zones only: use your VPC with a private subnet there (aws.vpcId, aws.privateSubnetIds)",
+                )
+            ]
     if pool.zones and zone not in pool.zones:  # needs no region: also when a component's is unknown
         return [(loc, f"the reservation is in {zone}, but the pool's nodes run in {', '.join(pool.zones)}")]
     return []

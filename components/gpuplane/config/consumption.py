@@ -3,9 +3,10 @@ that read the consumption tables (`catalog.consumption`) and the queued pools to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..catalog.consumption import capacity_block_offered, gcp_sold
+from ..catalog.consumption import aws_sold, capacity_block_offered, gcp_sold
 
 if TYPE_CHECKING:
     from .model import GpuPool, StackConfig
@@ -13,23 +14,43 @@ if TYPE_CHECKING:
 Loc = tuple[str | int, ...]
 
 
+ONLY_RESERVED = frozenset({"reserved"})
+SOLD: dict[str, tuple[Callable[[str], frozenset[str]], tuple[str, ...], str]] = {
+    "gcp": (gcp_sold, ("reserved", "spot", "flex-start", "queued", "on-demand"), "GCP"),
+    "aws": (aws_sold, ("reserved", "spot", "on-demand"), "AWS"),
+}
+"""Cloud -> (what a machine is sold under, the options in the order messages list them, the cloud's name)."""
+
+
+def _capacity_block(pool: GpuPool) -> bool:
+    return pool.reservation is not None and pool.reservation.type == "capacity-block"
+
+
 def unsold_capacity(cloud: str, at: Loc, pool: GpuPool, order: tuple[str, ...]) -> list[tuple[Loc, str]]:
     """Capacity types the pool's machines are not sold under (`catalog.consumption`): nodes that never come."""
     from .capacity import pool_machines
 
     out: list[tuple[Loc, str]] = []
-    if cloud == "gcp":
-        for machine in pool_machines(cloud, pool):
-            sold = gcp_sold(machine)
-            unsold = [c for c in order if c not in sold]
-            if unsold:
-                offered = ", ".join(c for c in ("reserved", "spot", "flex-start", "queued", "on-demand") if c in sold)
-                out.append(
-                    (
-                        (*at, "capacity"),
-                        f"GCP does not sell {machine} as {', '.join(unsold)} (only {offered}): set capacity to those",
-                    )
+    sold_under, options, name = SOLD[cloud]
+    for machine in pool_machines(cloud, pool):
+        sold = sold_under(machine)
+        unsold = [c for c in order if c not in sold]
+        if unsold:
+            offered = ", ".join(c for c in options if c in sold)
+            out.append(
+                (
+                    (*at, "capacity"),
+                    f"{name} does not sell {machine} as {', '.join(unsold)} (only {offered}): set capacity to those",
                 )
+            )
+        elif cloud == "aws" and sold == ONLY_RESERVED and capacity_block_offered(machine) and not _capacity_block(pool):
+            out.append(
+                (
+                    (*at, "reservation", "type"),
+                    f"AWS sells {machine} only as Capacity Blocks (UltraServers): set reservation.type: "
+                    "capacity-block with the block's reservation ID",
+                )
+            )
     r = pool.reservation
     if cloud == "aws" and r is not None and r.type == "capacity-block" and "reserved" in order:
         no_blocks = [i for i in pool_machines(cloud, pool) if not capacity_block_offered(i)]

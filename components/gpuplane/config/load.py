@@ -129,7 +129,7 @@ def parse_config(raw: Mapping[str, Any], unknown: Collection[str] = ()) -> Stack
     return cfg
 
 
-LAYOUT_INPUTS = ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet")
+LAYOUT_INPUTS = ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet", "gpuAllocation")
 """Sections the fleet and zone checks read."""
 
 
@@ -152,6 +152,7 @@ def _pool_names(pools: Any) -> list[str] | None:
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..stack.fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
     from .capacity import capacity_problems
+    from .dra import dra_problems
     from .network import gpudirect_slot_problems, pool_zone_problems
 
     if cfg.fleet is not None:
@@ -162,7 +163,11 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
         found += [z for z in zone_problems(cfg) if z[0] not in {loc for loc, _ in named}]
     found = [*found, *pool_zone_problems(cfg), *gpudirect_slot_problems(cfg), *capacity_problems(cfg)]
     found += system_pool_problems(cfg)
-    return [(key_path(loc), reason) for loc, reason in found]
+    found += dra_problems(cfg)
+    merged: dict[str, list[str]] = {}  # one problem per key: checks that judge the same key say so together
+    for loc, reason in found:
+        merged.setdefault(key_path(loc), []).append(reason)
+    return [(path, "; ".join(reasons)) for path, reasons in merged.items()]
 
 
 def system_pool_problems(cfg: StackConfig) -> list[tuple[tuple[str, ...], str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..catalog import NODE_IMAGES, PLATFORMS, Platform, operator_components
 from .aws import AwsConfig
@@ -132,6 +132,24 @@ class StackConfig(_Model):
     do not list, e.g. a region opened after them. Off: an unlisted region is an error with a "did you mean"."""
     queues: QueuesConfig | None = None
     """Kueue job queues per team with GPU quotas per pool (see docs/queues.md)."""
+    gpuAllocation: Literal["device-plugin", "dra"] = "device-plugin"
+    """How pods get GPUs on pools that don't say (`gpuPools[].gpuAllocation`): `device-plugin` (count
+    `nvidia.com/gpu`) or `dra` (claim them through Dynamic Resource Allocation; docs/gpu-claims.md)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pools_inherit_allocation(cls, data: object) -> object:
+        """Pools without `gpuAllocation` take the stack's (each pool then knows its own)."""
+        if not isinstance(data, dict) or data.get("gpuAllocation") not in ("device-plugin", "dra"):
+            return data
+        pools = data.get("gpuPools")
+        if not isinstance(pools, list):
+            return data
+        filled = [
+            {**p, "gpuAllocation": data["gpuAllocation"]} if isinstance(p, dict) and "gpuAllocation" not in p else p
+            for p in pools
+        ]
+        return {**data, "gpuPools": filled}
 
     @field_validator("platform")
     @classmethod

@@ -36,7 +36,9 @@ OTHER = {"efa": "gpudirect (GKE)", "gpudirect": "efa (EKS)"}
 NETWORK_PLATFORMS = ("eks-managed", "eks-karpenter", "gke-standard")
 """Platforms whose GPU pools gpuplane shapes itself (so it can attach EFA / extra networks)."""
 
-AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$")
+AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]([a-z]|-[a-z]{3}-[0-9][a-z])$")
+"""An Availability Zone (`us-east-1a`) or a Local Zone (`us-east-1-dfw-2a`: EC2 "Local Zones", zone names are
+the parent region, a metro code and a letter; P6e-GB200 UltraServers are in the Dallas one)."""
 PLACEMENT_GROUP = re.compile(r"^(pg-[0-9a-z]+|[A-Za-z0-9][-A-Za-z0-9_.]{0,254})$")
 
 

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..catalog import DEFAULT_GPU_IMAGE, GPUS, NODE_IMAGES, Platform, gpus_on, lookup
+from ..catalog.images import arch_of
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
 from .base import context_value, shaped, suggest, valid_labels
@@ -197,6 +198,25 @@ class GpuPool(_Model):
             raise ValueError(f"unknown AMI type {v!r} (known: {', '.join(NODE_IMAGES)})")
         return v
 
+    @field_validator("amiType")
+    @classmethod
+    def _image_matches_arch(cls, v: str, info: ValidationInfo) -> str:
+        """An x86 image on Arm instances (P6e-GB200's Grace CPUs), or the reverse, never boots."""
+        image = NODE_IMAGES.get(v)
+        gpu = lookup(str(info.data.get("gpu", "")))
+        if image is None or _cloud(info) != "aws" or gpu is None or gpu.aws is None:
+            return v
+        count = info.data.get("gpusPerNode")
+        types = info.data.get("instanceTypes") or [gpu.aws.default_instance(int(count or 1))]
+        other = [t for t in types if t and arch_of("aws", t) != image.arch]
+        if other:
+            fits = [i.ami_type for i in NODE_IMAGES.values() if i.arch == arch_of("aws", other[0])]
+            raise ValueError(
+                f"{image.ami_type} is an {image.arch} image, but {', '.join(other)} run {arch_of('aws', other[0])} "
+                f"(use {' or '.join(fits)})"
+            )
+        return v
+
     @field_validator("driver")
     @classmethod
     def _driver_matches_image(cls, v: str, info: ValidationInfo) -> str:
@@ -253,6 +273,10 @@ class GpuPool(_Model):
     """Multi-node GPU networking (docs/multi-node.md): `efa` on EKS (EFA interfaces, a cluster placement
     group, one AZ), `gpudirect` on GKE A3 Mega / A3 Ultra / A4 (extra VPCs, multi-networking, compact
     placement). Only where the catalog says the instance or machine type has it."""
+    gpuAllocation: Literal["device-plugin", "dra"] | None = None
+    """How pods get this pool's GPUs: `device-plugin` (count `nvidia.com/gpu`) or `dra` (claim them through
+    Dynamic Resource Allocation and the NVIDIA DRA driver; docs/gpu-claims.md). Unset: the stack's
+    `gpuAllocation`, else `device-plugin`."""
     placementGroup: str | None = None
     """AWS, with `network: efa`: an existing cluster placement group (name, or `pg-` ID) to launch into;
     unset: managed node groups get their own, Karpenter classes launch without one."""

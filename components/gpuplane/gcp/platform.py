@@ -15,7 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from ..args.inputs import ExporterHost, GpuNodes, GpuPoolArgs
+from ..args.inputs import ExporterHost, GpuAllocation, GpuNodes, GpuPoolArgs
 from ..args.platform import (
     AutoProvisioningArgs,
     ClusterArgs,
@@ -26,17 +26,20 @@ from ..args.platform import (
     platform_config,
 )
 from ..config.capacity import uses_compute_class
+from ..config.dra import claims_gpus
 from ..config.model import StackConfig
 from ..k8s.objects import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nvidia import dcgm
+from ..nvidia.dra import dra_driver
 from ..scheduling.compute_class import compute_classes
 from ..scheduling.placement import stack_gpu_nodes
 from ..scheduling.smoke import smoke_tests
 from . import gpudirect
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
+from .driver_installer import driver_installer
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
@@ -71,6 +74,8 @@ class GkeGpuPlatformArgs(TypedDict):
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
     allow_unlisted_regions: NotRequired[bool]
     """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
+    gpu_allocation: NotRequired[GpuAllocation]
+    """How pods get GPUs on pools that don't say: `device-plugin` (default) or `dra` (docs/gpu-claims.md)."""
 
 
 def scrape_target(cfg: StackConfig) -> ScrapeTarget:
@@ -162,6 +167,17 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         fixed = cfg.gpuPools if cfg.platform_spec.fixed_pools else []
+        self.dra_driver = dra_driver(
+            name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
+        )
+        if any(claims_gpus(p) for p in fixed):
+            installer = driver_installer()
+            k8s.apps.v1.DaemonSet(
+                f"{name}-{installer['metadata']['name']}",
+                metadata=installer["metadata"],
+                spec=installer["spec"],
+                opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
+            )
         on_cluster = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
         classes = [
             custom_resource(f"{name}-{o['metadata']['name']}-computeclass", o, on_cluster) for o in compute_classes(cfg)
@@ -184,7 +200,11 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         smoke_tests(
             name,
             cfg,
-            [self.exporter, *classes],  # pods that select a class wait for it
+            [
+                self.exporter,
+                *classes,
+                *([self.dra_driver] if self.dra_driver else []),
+            ],  # pods wait for a class, the DRA driver
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         kueue_queues(

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..catalog import lookup
 from ..config.capacity import gcp_pool_zones
+from ..config.dra import claims_gpus
 from ..config.gcp import GKE_DEFAULT_ZONES, GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
@@ -206,6 +207,17 @@ def system_pool_args(cluster: ClusterConfig, gcp: GcpConfig, cluster_id: Any, sa
     }
 
 
+GKE_DRIVER_OFF = "INSTALLATION_DISABLED"
+"""GKE's `gpuDriverVersion` for a node pool whose driver someone else installs (container v1 API)."""
+
+
+def driver_version(pool: GpuPool) -> str:
+    """GKE installs the pool's driver (`driverVersion`), except on pools that claim GPUs through DRA: GKE
+    documents DRA only with its driver installation disabled and the driver installed by its installer
+    DaemonSet (GKE "Set up DRA"; `gcp.driver_installer`)."""
+    return GKE_DRIVER_OFF if claims_gpus(pool) else pool.driverVersion
+
+
 def gpu_pool_args(
     cluster: ClusterConfig,
     gcp: GcpConfig | None,
@@ -229,7 +241,7 @@ def gpu_pool_args(
                 {
                     "type": accelerator(pool),
                     "count": pool.gpusPerNode,
-                    "gpu_driver_installation_config": {"gpu_driver_version": pool.driverVersion},
+                    "gpu_driver_installation_config": {"gpu_driver_version": driver_version(pool)},
                     **gke_accelerator_sharing(pool),
                 }
             ],

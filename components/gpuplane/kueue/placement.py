@@ -23,9 +23,16 @@ from .stack import team_of
 
 
 def queued_placement(
-    cfg: StackConfig, pool_name: str, gpus: int, team: str, pod_group: str | None = None, group_size: int | None = None
+    cfg: StackConfig,
+    pool_name: str,
+    gpus: int,
+    team: str,
+    pod_group: str | None = None,
+    group_size: int | None = None,
+    **claims: Any,
 ) -> dict[str, Any]:
-    """`placement(cfg, pool_name, gpus)` for a job of `team`, plus the namespace and Kueue metadata."""
+    """`placement(cfg, pool_name, gpus)` for a job of `team`, plus the namespace and Kueue metadata; `claims`
+    (`job`, `mig`, `selector`, `compute_domain`) go to `placement` as they are."""
     t = team_of(cfg, team)
     pool = find_pool(cfg, pool_name)
     assert cfg.queues is not None
@@ -38,7 +45,7 @@ def queued_placement(
     nodes = gpu_nodes(cfg.platform, pool, pool_labels(cfg.cluster.name, pool))
     if is_queued(pool):
         nodes = r.queued(nodes)
-    fragment = placement(nodes, gpus=gpus)
+    fragment = placement(nodes, gpus=gpus, **claims)
     md: dict[str, Any] = {"namespace": r.namespace_of(t), "labels": {r.QUEUE_LABEL: t["name"]}}
     if pod_group is not None:
         md["labels"][r.POD_GROUP_LABEL] = pod_group

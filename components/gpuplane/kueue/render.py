@@ -16,6 +16,7 @@ from typing import Any
 
 from ..args.inputs import GpuNodes, TaintArgs, TaintEffect
 from ..args.kueue import KueueTeamArgs, KueueTopologyArgs
+from ..catalog.dra import GPU_CLASS
 from ..scheduling.nodes import QUEUED_TAINTS
 from ..scheduling.placement import affinity_of
 from ..text import yamltext
@@ -203,30 +204,45 @@ CHART_CONFIG: Mapping[str, Any] = {
 as data: the value is one YAML string, so setting any key means restating it whole."""
 
 
-def manager_config(pods_ready_timeout: str) -> dict[str, Any]:
+DRA_MAPPINGS = ({"name": "nvidia.com/gpu", "deviceClassNames": [GPU_CLASS]},)
+"""Kueue counts the devices a workload's ResourceClaimTemplates request of a mapped DeviceClass as the named
+quota resource (`resources.deviceClassMappings`, apis/config/v1beta2 configuration_types.go; feature gate
+KueueDRAIntegration, beta and on by default since 0.18: pkg/features/kube_features.go). A DRA pool's whole
+GPUs then count against the same `nvidia.com/gpu` quota as a device-plugin pool's. MIG devices claimed through
+`mig.nvidia.com` are not mapped: they would count against nothing."""
+
+
+def manager_config(pods_ready_timeout: str, dra: bool = False) -> dict[str, Any]:
     """The chart's configuration plus gang admission and GPU-only quota:
     - `waitForPodsReady`: an admitted workload whose pods are not all ready within `timeout` is evicted
       and requeued (apis/config/v1beta2 configuration_types.go `WaitForPodsReady`);
     - `resources.quotaCheckStrategy: IgnoreUndeclared`: only resources a ClusterQueue covers (the GPUs)
       count against quota, so CPU and memory requests need no quota (`QuotaCheckIgnoreUndeclared`,
       feature gate QuotaCheckStrategy, beta and on by default in 0.19: pkg/features/kube_features.go)."""
+    resources: dict[str, Any] = {"quotaCheckStrategy": "IgnoreUndeclared"}
+    if dra:
+        resources["deviceClassMappings"] = [dict(m) for m in DRA_MAPPINGS]
     return {
         **CHART_CONFIG,
         "waitForPodsReady": {"timeout": pods_ready_timeout, "blockAdmission": False},
-        "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
+        "resources": resources,
     }
 
 
 def chart_values(
-    pods_ready_timeout: str, node_selector: Mapping[str, str], tolerations: Sequence[Mapping[str, str]] = ()
+    pods_ready_timeout: str,
+    node_selector: Mapping[str, str],
+    tolerations: Sequence[Mapping[str, str]] = (),
+    dra: bool = False,
 ) -> dict[str, Any]:
-    """Values of the kueue chart: the released image, the controller on the system nodes, the config."""
+    """Values of the kueue chart: the released image, the controller on the system nodes, the config (with
+    `dra`: DRA GPU claims counted as `nvidia.com/gpu`)."""
     manager: dict[str, Any] = {"nodeSelector": dict(node_selector)}
     if tolerations:
         manager["tolerations"] = [dict(t) for t in tolerations]
     return {
         "controllerManager": {**manager, "manager": {"image": dict(IMAGE)}},
         "managerConfig": {
-            "controllerManagerConfigYaml": yamltext.dump(manager_config(pods_ready_timeout), sort_keys=False)
+            "controllerManagerConfigYaml": yamltext.dump(manager_config(pods_ready_timeout, dra), sort_keys=False)
         },
     }

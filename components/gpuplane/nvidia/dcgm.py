@@ -10,7 +10,7 @@ No `from __future__ import annotations`: the multi-language package reads the ar
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -132,6 +132,13 @@ def quota_manifest(namespace: str, pods: int) -> dict[str, Any]:
     }
 
 
+def critical_pods_quota(
+    resource_name: str, metadata: Mapping[str, Any], spec: Any, opts: pulumi.ResourceOptions
+) -> k8s.core.v1.ResourceQuota:
+    """The `quota_manifest` ResourceQuota (its spec may be an Output that follows the pools)."""
+    return k8s.core.v1.ResourceQuota(resource_name, metadata=cast(Any, dict(metadata)), spec=spec, opts=opts)
+
+
 def reachable_nodes(nodes: object) -> int:
     """Most GPU nodes the given pools reach (their `nodes`), when they are plain values; else 0."""
     if not isinstance(nodes, list | tuple):
@@ -217,9 +224,7 @@ class DcgmExporter(pulumi.ComponentResource):
         )
         needs: list[pulumi.Resource] = [ns]
         if HOST_DRIVERS[host].priority_quota:
-            needs.append(
-                k8s.core.v1.ResourceQuota(f"{name}-quota", metadata=quota["metadata"], spec=spec, opts=after_ns)
-            )
+            needs.append(critical_pods_quota(f"{name}-quota", quota["metadata"], spec, after_ns))
         release = pinned_release(
             f"{name}-release",
             "dcgm-exporter",

@@ -319,6 +319,14 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             ],
         ],
         "aws:ec2/vpc:Vpc": forcenew(TPA + "ec2/vpc_.go", ("cidrBlock", "cidr_block")),
+        # An EFA pool's security group (rules inline: `ingress` / `egress` update in place).
+        "aws:ec2/securityGroup:SecurityGroup": forcenew(
+            TPA + "ec2/vpc_security_group.go",
+            ("name", "name"),
+            ("namePrefix", "name_prefix"),
+            ("description", "description"),
+            ("vpcId", "vpc_id"),
+        ),
         "aws:ec2/subnet:Subnet": forcenew(
             TPA + "ec2/vpc_subnet.go",
             ("vpcId", "vpc_id"),
@@ -392,6 +400,15 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
                 "pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties apps/v1 DaemonSet "
                 "`.spec.selector`",
             )
+        ],
+        "kubernetes:batch/v1:Job": [
+            (
+                k,
+                R,
+                "a Job's pod template, selector and counts are immutable",
+                f"pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties batch/v1 Job `.{k}`",
+            )
+            for k in ("spec.completions", "spec.parallelism", "spec.selector", "spec.template")
         ],
         # Conservative: pulumi-kubernetes replaces the provider only when the kubeconfig's active cluster differs
         # (DiffConfig getActiveClusterFromConfig); a path diff cannot tell, so any change is taken as replacing.

@@ -12,6 +12,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ..args.inputs import GpuNodes
+from ..catalog import lookup
+from ..catalog.dra import DRA_NODE_LABELS, PLUGIN_LABEL
+from ..catalog.images import arch_of
+from ..config.dra import claims_gpus, needs_driver
 from ..config.model import GpuPool, Taint
 
 POOL_LABEL = "gpuplane.io/pool"
@@ -46,7 +50,22 @@ class GpuNodeTarget:
 def pool_labels(cluster: str, pool: GpuPool) -> dict[str, str]:
     """Node labels of a GPU pool: gpuplane's own labels plus the user's."""
     network = {NETWORK_LABEL: pool.network} if pool.network else {}
-    return {**pool.labels, CLUSTER_LABEL: cluster, POOL_LABEL: pool.name, GPU_LABEL: pool.gpu, **network}
+    return {
+        **pool.labels,
+        CLUSTER_LABEL: cluster,
+        POOL_LABEL: pool.name,
+        GPU_LABEL: pool.gpu,
+        **network,
+        **dra_labels(pool),
+    }
+
+
+def dra_labels(pool: GpuPool) -> dict[str, str]:
+    """A pool that claims GPUs through DRA: the labels that keep the device plugin off and let the DRA driver on
+    (`catalog.dra.DRA_NODE_LABELS`); and on every pool the DRA driver's kubelet plugin serves (GPU claims or
+    ComputeDomains), gpuplane's label that the plugin selects."""
+    claims = dict(DRA_NODE_LABELS) if claims_gpus(pool) else {}
+    return {**claims, PLUGIN_LABEL: "true"} if needs_driver(pool) else {}
 
 
 QUEUED_TAINTS = {"gcp": Taint(key="cloud.google.com/gke-queued", value="true", effect="NoSchedule")}
@@ -54,12 +73,24 @@ QUEUED_TAINTS = {"gcp": Taint(key="cloud.google.com/gke-queued", value="true", e
 workloads with ProvisioningRequest": pods need a toleration for `cloud.google.com/gke-queued`)."""
 
 
+ARM_TAINTS = {"gcp": Taint(key="kubernetes.io/arch", value="arm64", effect="NoSchedule")}
+"""The taint GKE puts on Arm nodes, so only pods that say they run on Arm land there (GKE docs, "Prepare an
+Arm workload for deployment"); A4X (GB200) nodes are Arm."""
+
+
+def _gke_machine(pool: GpuPool) -> str:
+    gpu = lookup(pool.gpu)
+    default = gpu.gcp.default_machine(pool.gpusPerNode) if gpu is not None and gpu.gcp is not None else None
+    return pool.machineType or default or ""
+
+
 def pool_taints(cloud: str, pool: GpuPool) -> tuple[Taint, ...]:
     """Taints of a GPU pool: the GPU taint, the spot taint for spot pools, the queued-provisioning taint
-    for queued pools, then the user's."""
+    for queued pools, GKE's Arm taint on Arm machines, then the user's."""
     spot = (SPOT_TAINTS[cloud],) if pool.spot and cloud in SPOT_TAINTS else ()
     queued = (QUEUED_TAINTS[cloud],) if "queued" in (pool.capacity or ()) and cloud in QUEUED_TAINTS else ()
-    return (GPU_TAINT, *spot, *queued, *pool.taints)
+    arm = (ARM_TAINTS[cloud],) if cloud == "gcp" and arch_of(cloud, _gke_machine(pool)) == "arm64" else ()
+    return (GPU_TAINT, *spot, *queued, *arm, *pool.taints)
 
 
 def pool_target(cloud: str, cluster: str, pool: GpuPool) -> GpuNodeTarget:
@@ -84,10 +115,10 @@ def targets_of(nodes: Sequence[GpuNodes]) -> list[GpuNodeTarget]:
 
 
 def platform_taints(cloud: str) -> tuple[Taint, ...]:
-    """Taints gpuplane may put on any GPU node of `cloud` (the GPU taint, and the cloud's spot and
-    queued-provisioning taints): node agents always tolerate them, so adding or removing a spot or queued
-    pool leaves the agents alone."""
-    extra = [t[cloud] for t in (SPOT_TAINTS, QUEUED_TAINTS) if cloud in t]
+    """Taints gpuplane may put on any GPU node of `cloud` (the GPU taint, and the cloud's spot, queued-provisioning
+    and Arm taints): node agents always tolerate them, so adding or removing a spot, queued or Arm pool leaves the
+    agents alone."""
+    extra = [t[cloud] for t in (SPOT_TAINTS, QUEUED_TAINTS, ARM_TAINTS) if cloud in t]
     return (GPU_TAINT, *extra)
 
 

@@ -14,16 +14,18 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, overload
 
-from ..args.inputs import GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
+from ..args.inputs import GpuAllocation, GpuNodes, SharingArgs, SharingStrategy, TaintArgs, TaintEffect
 from ..catalog import lookup
+from ..catalog.dra import NVLINK_LABELS
 from ..config import ConfigError
 from ..config.base import suggest
 from ..config.capacity import capacity_order, eks_capacity_type, uses_compute_class
+from ..config.dra import claims_gpus
 from ..config.model import GpuPool, StackConfig
-from . import multinode
+from . import claims, multinode
 from .compute_class import LABEL as COMPUTE_CLASS_LABEL
 from .compute_class import class_name
-from .nodes import GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
+from .nodes import GPU_LABEL, GPU_TAINT, POOL_LABEL, pool_labels, pool_taints
 from .sharing import gke_node_labels, resource_name, slots_per_gpu
 
 Expr = dict[str, Any]
@@ -147,6 +149,12 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
     elif compute_class:
         # GKE docs, "About custom ComputeClasses": pods request a class with a nodeSelector.
         nodes["selector"] = {COMPUTE_CLASS_LABEL: class_name(pool)}
+    if claims_gpus(pool):
+        nodes["allocation"] = GpuAllocation.DRA
+    gpu = lookup(pool.gpu)
+    if gpu is not None and gpu.multi_node_nvlink and gpu.nvlink_domain_gpus:
+        nodes["nvlink_nodes"] = gpu.nvlink_domain_gpus // pool.gpusPerNode
+        nodes["nvlink_label"] = NVLINK_LABELS[cloud]
     devices = multinode.devices(cloud, pool)
     if devices:
         nodes["devices"] = devices
@@ -184,11 +192,34 @@ def affinity_of(nodes: GpuNodes) -> list[dict[str, Any]]:
 
 
 @overload
-def placement(target: GpuNodes, *, gpus: int = 1, job: str | None = None) -> dict[str, Any]: ...
-@overload
-def placement(target: StackConfig, pool_name: str, gpus: int = 1) -> dict[str, Any]: ...
 def placement(
-    target: GpuNodes | StackConfig, pool_name: str | None = None, gpus: int = 1, job: str | None = None
+    target: GpuNodes,
+    *,
+    gpus: int = 1,
+    job: str | None = None,
+    mig: str | None = None,
+    selector: str | None = None,
+    compute_domain: int | None = None,
+) -> dict[str, Any]: ...
+@overload
+def placement(
+    target: StackConfig,
+    pool_name: str,
+    gpus: int = 1,
+    *,
+    job: str | None = None,
+    mig: str | None = None,
+    selector: str | None = None,
+    compute_domain: int | None = None,
+) -> dict[str, Any]: ...
+def placement(
+    target: GpuNodes | StackConfig,
+    pool_name: str | None = None,
+    gpus: int = 1,
+    job: str | None = None,
+    mig: str | None = None,
+    selector: str | None = None,
+    compute_domain: int | None = None,
 ) -> dict[str, Any]:
     """Pod-spec fragments (`resources`, `affinity`, `tolerations`, and `nodeSelector` where the platform
     needs one) for `gpus` GPUs (or MIG slices / shared GPUs) on one pool: a pool component's `gpu_nodes`
@@ -196,17 +227,36 @@ def placement(
 
     On a multi-node pool the resources also take the node's share of its EFA devices, and with `job` the
     fragment adds `labels` (put them on the pod) and a preferred pod affinity that packs the job's pods
-    under the same closest network node (see `multinode.job_affinity`)."""
+    under the same closest network node (see `multinode.job_affinity`).
+
+    On a pool with `gpuAllocation: dra` the pod claims its GPUs: the fragment has a `resourceClaimTemplate`
+    (create it in the pod's namespace), the pod's `resourceClaims` and the container's `resources.claims`,
+    and no GPU limits. `mig` claims MIG devices of that profile, `selector` adds a CEL selector on the
+    driver's device attributes. `compute_domain` (GB200 / GB300 pools, with `job` as its name): a
+    ComputeDomain for a job of that many nodes, whose channel every pod of the job claims, and a required
+    pod affinity that keeps the job inside one NVLink domain (`claims.compute_domain`)."""
     if isinstance(target, StackConfig):
         pool = find_pool(target, str(pool_name))
         target = gpu_nodes(target.platform, pool, pool_labels(target.cluster.name, pool))
     nodes = target
-    per_node = int(nodes.get("capacity", 1))
+    dra = claims.claims_on(nodes)
+    wrong = [(k, v) for k, v in (("mig", mig), ("selector", selector)) if v is not None and not dra]
+    if wrong:
+        raise ConfigError(
+            [
+                (k, f"{nodes['pool']} counts GPUs through the device plugin; claims need gpuAllocation: dra")
+                for k, _ in wrong
+            ]
+        )
+    per_node = int(nodes.get("capacity", 1)) * _mig_units(nodes, mig)
     if not 1 <= gpus <= per_node:
-        raise ConfigError([("gpus", f"{nodes['pool']} nodes offer 1 to {per_node} {nodes['resource']}, not {gpus}")])
+        what = f"{mig} MIG devices" if mig else nodes["resource"]
+        raise ConfigError([("gpus", f"{nodes['pool']} nodes offer 1 to {per_node} {what}, not {gpus}")])
+    if compute_domain is not None and job is None:
+        raise ConfigError([("job", "required with compute_domain: it names the job's ComputeDomain")])
     exprs = affinity_of(nodes)
     fragment: dict[str, Any] = {
-        "resources": {"limits": {nodes["resource"]: gpus}},
+        "resources": {"limits": {} if dra else {nodes["resource"]: gpus}},
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}
@@ -214,18 +264,39 @@ def placement(
         },
         "tolerations": tolerations(list(nodes["taints"])),
     }
+    if dra:
+        template = claims.claim_template(nodes, gpus, mig, selector)
+        parts = claims.claim_fragment(template)
+        fragment["resourceClaimTemplate"] = template
+        fragment["resourceClaims"] = parts["resourceClaims"]
+        fragment["resources"]["claims"] = parts["claims"]
     if "selector" in nodes:
         fragment["nodeSelector"] = dict(nodes["selector"])
     if nodes.get("annotations"):
         fragment["annotations"] = dict(nodes["annotations"])
     for resource, count in multinode.device_share(nodes.get("devices") or {}, gpus, per_node).items():
         fragment["resources"]["limits"][resource] = count
+    if not fragment["resources"]["limits"]:
+        del fragment["resources"]["limits"]
     if job is not None:
         fragment["labels"] = {multinode.JOB_LABEL: job}
         affinity = multinode.job_affinity(job, list(nodes.get("topology") or []))
         if affinity:
             fragment["affinity"]["podAffinity"] = affinity
+    if compute_domain is not None:
+        domain = claims.compute_domain(nodes, str(job), compute_domain)
+        fragment["computeDomain"] = domain["computeDomain"]
+        fragment["resourceClaims"] = [*fragment.get("resourceClaims", []), *domain["resourceClaims"]]
+        fragment["resources"]["claims"] = [*fragment["resources"].get("claims", []), *domain["claims"]]
+        fragment["affinity"]["podAffinity"] = domain["podAffinity"]
     return fragment
+
+
+def _mig_units(nodes: GpuNodes, mig: str | None) -> int:
+    """MIG devices of profile `mig` one GPU of the pool splits into (1 without `mig`; an unknown profile is
+    reported by `claims.claim_template`)."""
+    gpu = lookup(str(dict(nodes["labels"]).get(GPU_LABEL, "")))
+    return gpu.mig_profiles.get(mig, 1) if mig and gpu is not None else 1
 
 
 def pod(cfg: StackConfig, pool_name: str, gpus: int, name: str, image: str, command: list[str]) -> dict[str, Any]:
@@ -234,6 +305,7 @@ def pod(cfg: StackConfig, pool_name: str, gpus: int, name: str, image: str, comm
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [{"name": "main", "image": image, "command": command, "resources": f["resources"]}],
+        **({"resourceClaims": f["resourceClaims"]} if "resourceClaims" in f else {}),
         "affinity": f["affinity"],
         "tolerations": f["tolerations"],
     }

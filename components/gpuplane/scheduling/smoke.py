@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
-from .placement import pod
+from .placement import placement, pod
 
 NAMESPACE = "gpuplane-smoke"
 
@@ -36,8 +36,13 @@ def smoke_job(cfg: StackConfig, pool: str, image: str) -> dict[str, Any]:
     p = pod(cfg, pool, 1, f"gpu-smoke-{pool}", image, ["nvidia-smi", "-L"])
     spec = p["spec"]
     (container,) = spec["containers"]
-    gpu = container["resources"]["limits"]
-    container["resources"] = {"requests": dict(SMOKE_CPU_MEMORY), "limits": {**gpu, **SMOKE_CPU_MEMORY}}
+    gpu = container["resources"].get("limits", {})
+    claims = container["resources"].get("claims")  # a DRA pool's GPU claim (`smoke_claim_template`)
+    container["resources"] = {
+        "requests": dict(SMOKE_CPU_MEMORY),
+        "limits": {**gpu, **SMOKE_CPU_MEMORY},
+        **({"claims": claims} if claims else {}),
+    }
     # The image is a tag (gpuplane:smokeTest.image): pull it rather than trust a node's cached copy.
     container["imagePullPolicy"] = "Always"
     container["securityContext"] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
@@ -62,6 +67,15 @@ def smoke_job(cfg: StackConfig, pool: str, image: str) -> dict[str, Any]:
     }
 
 
+def smoke_claim_template(cfg: StackConfig, pool: str) -> dict[str, Any] | None:
+    """A DRA pool's one-GPU ResourceClaimTemplate in the smoke namespace (the Job's pod claims it), or None."""
+    fragment = placement(cfg, pool, 1)
+    template = fragment.get("resourceClaimTemplate")
+    if template is None:
+        return None
+    return {**template, "metadata": {**template["metadata"], "namespace": NAMESPACE}}
+
+
 class GpuSmokeTests(pulumi.ComponentResource):
     """The smoke-test namespace and one Job per pool."""
 
@@ -77,11 +91,27 @@ class GpuSmokeTests(pulumi.ComponentResource):
         )
         for p in cfg.gpuPools:
             job = smoke_job(cfg, p.name, cfg.smokeTest.image)
+            needs: list[pulumi.Resource] = [ns, *after]
+            template = smoke_claim_template(cfg, p.name)
+            if template is not None:
+                needs.append(
+                    k8s.resource.v1.ResourceClaimTemplate(
+                        f"{name}-{p.name}-claim",
+                        metadata=template["metadata"],
+                        spec=template["spec"],
+                        # The API server refuses any change to a claim template's spec, and pulumi-kubernetes does not
+                        # know it (provider/pkg/provider/diff.go has no resource.k8s.io entry): replace it instead,
+                        # deleting first, as its name is fixed (create-first would collide on it).
+                        opts=pulumi.ResourceOptions(
+                            parent=self, depends_on=[ns], replace_on_changes=["spec"], delete_before_replace=True
+                        ),
+                    )
+                )
             k8s.batch.v1.Job(
                 f"{name}-{p.name}",
                 metadata=job["metadata"],
                 spec=job["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, *after]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
             )
         self.register_outputs({})
 

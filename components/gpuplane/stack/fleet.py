@@ -26,13 +26,16 @@ UNLIMITED = 10**9
 
 def offered(cloud: str, pool: GpuPool, region: str) -> bool:
     """Whether the pool's GPU (on GCP its accelerator, on AWS one of its instance families) is offered in `region`.
-    In a region the catalog does not list (let through by `allowUnlistedRegions`) it has no say: True."""
+    In a region the catalog does not list (let through by `allowUnlistedRegions`), or for a GCP accelerator whose
+    zones it could not verify (A4X, A4X Max: `catalog.availability`), it has no say: True."""
     gpu = lookup(pool.gpu)
     if gpu is None:
         return False
     if region not in cloud_regions(cloud):
         return True
     if cloud == "gcp":
+        if gpu.gcp is not None and gpu.gcp.accelerator not in GCP_ZONES:
+            return True
         return gpu.gcp is not None and region in GCP_ZONES.get(gpu.gcp.accelerator, {})
     if gpu.aws is None:
         return False

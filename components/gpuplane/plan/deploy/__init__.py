@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...config.model import StackConfig
 from ..mocks_engine import helm_release_name, kubernetes_name
 from ..runner import Plan, PlannedResource
-from . import readback, rules, scheduling
+from . import claims, readback, rules, scheduling
 from .graph import DeployGraph, at_path, provider_urn, switch
 
 
@@ -369,6 +369,7 @@ def check(plan: Plan, existing_crds: Collection[str] = (), rerun: bool = True) -
         *check_kubernetes_names(g),
         *check_node_security_groups(g),
         *check_kubernetes_providers(g),
+        *(Violation(*v) for v in claims.check_claims(g, nodes_for)),
         *check_second_up(g, rerun),
     ]
 
@@ -393,5 +394,7 @@ RULES = {
     "EKS control plane",
     "kubernetes-explicit-provider": "every Kubernetes resource names its provider (none uses the ambient kubeconfig)",
     "second-up-no-op": "after create and a refresh, a second `up` changes nothing (read-back rules)",
+    "claim-device-class-exists": "a GPU claim's DeviceClass is created by the NVIDIA DRA driver on its cluster",
+    "claim-lands-on-dra-pool": "a pod that claims GPUs lands only on nodes where the DRA driver's kubelet plugin runs",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""

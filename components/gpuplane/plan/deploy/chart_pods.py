@@ -143,6 +143,48 @@ CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
                 derive=lambda values: {"affinity": efa_plugin_affinity(values)},
             ),
         ),
+        # dra-driver-nvidia-gpu 0.4.1 values.yaml: the controller (control-plane / CriticalAddonsOnly tolerations)
+        # and the kubelet plugin DaemonSet, which tolerates `nvidia.com/gpu` and requires a node labelled as NVIDIA
+        # (NFD's pci-10de labels, or `nvidia.com/gpu.present=true`).
+        "dra-driver-nvidia-gpu": (
+            ChartPod(
+                "controller",
+                "controller",
+                {
+                    "tolerations": [
+                        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
+                        {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
+                        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                    ]
+                },
+                # templates/controller.yaml renders the Deployment only for ComputeDomains
+                enabled=("resources.computeDomains.enabled", True),
+            ),
+            ChartPod(
+                "kubelet-plugin",
+                "kubeletPlugin",
+                {
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {"matchExpressions": [{"key": k, "operator": "In", "values": [v]}]}
+                                    for k, v in (
+                                        ("feature.node.kubernetes.io/pci-10de.present", "true"),
+                                        ("feature.node.kubernetes.io/pci-0302_10de.present", "true"),
+                                        ("feature.node.kubernetes.io/pci-0300_10de.present", "true"),
+                                        ("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA"),
+                                        ("nvidia.com/gpu.present", "true"),
+                                    )
+                                ]
+                            }
+                        }
+                    },
+                },
+                daemonset=True,
+            ),
+        ),
         "karpenter-crd": (),
         "prometheus-operator-crds": (),
     }

@@ -93,6 +93,8 @@ BUILTIN_GROUPS = frozenset(
         "discovery.k8s.io",
         "apiextensions.k8s.io",
         "admissionregistration.k8s.io",
+        # DRA, served as resource.k8s.io/v1 from Kubernetes 1.34 (config.dra requires that version for claims)
+        "resource.k8s.io",
         "certificates.k8s.io",
         "helm.sh",
     }
@@ -146,6 +148,12 @@ CHART_CRDS: Mapping[str, ChartCrds] = MappingProxyType(
             ("nvidia.com", "resource.nvidia.com"),
             "NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/crds (clusterpolicies, gpuclusters, nvidiadrivers; "
             "computedomains, computedomaincliques)",
+            unless_skip_crds=True,
+        ),
+        "dra-driver-nvidia-gpu": ChartCrds(
+            ("resource.nvidia.com",),
+            "kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 deployments/helm/dra-driver-nvidia-gpu/crds "
+            "(computedomains, computedomaincliques)",
             unless_skip_crds=True,
         ),
     }

@@ -122,6 +122,35 @@ def _managed_node_group(r: PlannedResource) -> list[NodeShape]:
     return [NodeShape(r.urn, labels, taints)]
 
 
+GKE_SHARING_LABELS = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
+"""GKE's node label value per `gpuSharingStrategy` (GKE docs, "Share GPUs with multiple workloads using GPU
+time-sharing" / "... NVIDIA MPS": `cloud.google.com/gke-gpu-sharing-strategy=time-sharing|mps`)."""
+GKE_ARM_MACHINES = ("a4x-", "c4a-", "t2a-")
+"""GKE machine series with Arm CPUs (Compute Engine machine families: A4X Grace, C4A Axion, T2A Ampere)."""
+
+
+def gke_accelerator_labels(accelerators: list[dict[str, Any]]) -> dict[str, str]:
+    """Labels GKE puts on a GPU node from its node pool's accelerator config: the accelerator; sharing
+    (`gke-gpu-sharing-strategy`, `gke-max-shared-clients-per-gpu`) and MIG (`gke-gpu-partition-size`), per the GKE
+    GPU sharing docs; and `gke-gpu-driver-version` (`default` / `latest`) where GKE installs the driver, which a
+    pool with installation disabled lacks (GKE "Install NVIDIA GPU drivers"; the manual installer DaemonSet selects
+    on its absence, container-engine-accelerators nvidia-driver-installer/cos/daemonset-preloaded.yaml)."""
+    if not accelerators:
+        return {}
+    a = accelerators[0]
+    out = {"cloud.google.com/gke-accelerator": str(a.get("type"))}
+    sharing = a.get("gpuSharingConfig") or {}
+    if sharing:
+        out["cloud.google.com/gke-gpu-sharing-strategy"] = GKE_SHARING_LABELS[str(sharing["gpuSharingStrategy"])]
+        out["cloud.google.com/gke-max-shared-clients-per-gpu"] = str(sharing["maxSharedClientsPerGpu"])
+    if a.get("gpuPartitionSize"):
+        out["cloud.google.com/gke-gpu-partition-size"] = str(a["gpuPartitionSize"])
+    version = str((a.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion") or "")
+    if version in ("DEFAULT", "LATEST"):
+        out["cloud.google.com/gke-gpu-driver-version"] = version.lower()
+    return out
+
+
 def _gke_node_pool(r: PlannedResource) -> list[NodeShape]:
     nc = r.inputs.get("nodeConfig", {})
     labels = {
@@ -130,9 +159,10 @@ def _gke_node_pool(r: PlannedResource) -> list[NodeShape]:
         "node.kubernetes.io/instance-type": frozenset({str(nc.get("machineType", "*"))}),
         "kubernetes.io/arch": frozenset({"amd64"}),
     }
-    accel = nc.get("guestAccelerators") or []
-    if accel:
-        labels["cloud.google.com/gke-accelerator"] = frozenset({str(accel[0].get("type"))})
+    for key, value in gke_accelerator_labels(nc.get("guestAccelerators") or []).items():
+        labels[key] = frozenset({value})
+    if str(nc.get("machineType", "")).startswith(GKE_ARM_MACHINES):
+        labels["kubernetes.io/arch"] = frozenset({"arm64"})
     if nc.get("spot"):
         labels["cloud.google.com/gke-spot"] = frozenset({"true"})
     taints = tuple((t["key"], str(t.get("value", "")), EFFECTS[t["effect"]]) for t in nc.get("taints") or [])
