@@ -89,6 +89,11 @@ PRIVILEGED: dict[str, tuple[tuple[str, ...], str]] = {
         "driver/toolkit/device-plugin/DCGM DaemonSets load kernel modules and mount /dev, /run/nvidia",
     ),
     "dcgm-exporter": ((), "DCGM reads every GPU through /dev and the host driver (hostPath on GKE)"),
+    "dra-driver-nvidia-gpu": (
+        (),
+        "its kubelet plugin is privileged (chart 0.4.1 kubeletPlugin.containers.*.securityContext) and mounts the "
+        "host driver root, /dev and the kubelet's plugin directories",
+    ),
     "kube-prometheus-stack": (
         ("prometheus-node-exporter", "namespaceOverride"),
         "only its node-exporter, which reads the host's /proc and /sys (hostPath, hostNetwork, hostPID)",
@@ -103,6 +108,8 @@ PRIVILEGED_OBJECTS: dict[tuple[str, str, str], str] = {
     "(container-engine-accelerators gpudirect-rdma/nccl-rdma-installer.yaml): copies the plugin to the host",
     ("DaemonSet", "kube-system", "nccl-tcpxo-installer"): "Google's NCCL TCPXO plugin installer for A3 Mega "
     "(gpudirect-tcpxo/nccl-tcpxo-installer.yaml): loads the import-helper module and binds aperture devices",
+    ("DaemonSet", "kube-system", "nvidia-driver-installer"): "GKE's NVIDIA driver installer for pools with GKE's "
+    "installation disabled (DRA; container-engine-accelerators nvidia-driver-installer/cos/daemonset-preloaded.yaml)",
 }
 """gpuplane's own objects allowed host access (vendor manifests applied as published), and why."""
 

@@ -6,8 +6,9 @@ Sources (checked 2026-12):
 - Kubernetes: DRA is GA in 1.34, API group `resource.k8s.io/v1` (KEP-4381; kubernetes.io/docs/concepts/
   scheduling-eviction/dynamic-resource-allocation).
 - NVIDIA DRA driver for GPUs, chart 0.4.1 (kubernetes-sigs/dra-driver-nvidia-gpu @ v0.4.1,
-  deployments/helm/dra-driver-nvidia-gpu): DeviceClasses `gpu.nvidia.com`, `mig.nvidia.com` (templates/
-  deviceclass-gpus.yaml, `resources.gpus.enabled`) and `compute-domain-daemon.nvidia.com`,
+  deployments/helm/dra-driver-nvidia-gpu): DeviceClasses `gpu.nvidia.com`, `mig.nvidia.com`,
+  `vfio.gpu.nvidia.com` (templates/deviceclass-gpu.yaml, deviceclass-mig.yaml, deviceclass-vfio-gpu.yaml:
+  `resources.gpus.enabled`) and `compute-domain-daemon.nvidia.com`,
   `compute-domain-default-channel.nvidia.com` (templates/deviceclass-compute-domain-*.yaml,
   `resources.computeDomains.enabled`); the ComputeDomain CRD (resource.nvidia.com/v1beta1).
 - GKE "Allocate devices with DRA" / "Set up DRA" (cloud.google.com/kubernetes-engine/docs/how-to/
@@ -48,7 +49,7 @@ DAEMON_CLASS = "compute-domain-daemon.nvidia.com"
 """DeviceClass of the IMEX daemon each ComputeDomain node runs."""
 
 DEVICE_CLASSES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {"gpus": (GPU_CLASS, MIG_CLASS), "computeDomains": (CHANNEL_CLASS, DAEMON_CLASS)}
+    {"gpus": (GPU_CLASS, MIG_CLASS, "vfio.gpu.nvidia.com"), "computeDomains": (CHANNEL_CLASS, DAEMON_CLASS)}
 )
 """Driver chart `resources.<key>.enabled` -> the DeviceClasses that chart install creates."""
 

@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
+from ..k8s.objects import namespace_manifest
 from .placement import placement, pod
 
 NAMESPACE = "gpuplane-smoke"
@@ -84,9 +85,11 @@ class GpuSmokeTests(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpuplane:index:GpuSmokeTests", name, None, opts)
         assert cfg.smokeTest is not None
+        # The Job's pod meets Pod Security `restricted` (non-root, no privilege escalation, all capabilities
+        # dropped, RuntimeDefault seccomp), so its namespace enforces it.
         ns = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata={"name": NAMESPACE, "labels": {"app.kubernetes.io/managed-by": "gpuplane"}},
+            metadata=namespace_manifest(NAMESPACE, "restricted")["metadata"],
             opts=pulumi.ResourceOptions(parent=self),
         )
         for p in cfg.gpuPools:
