@@ -68,6 +68,10 @@ COMPONENTS: dict[str, dict[str, Any]] = {
     },
     "GpuOperator": {"node_image": gpuplane.AmiType.AL2023_X86_64_NVIDIA, "gpu_nodes": NODES, "service_monitor": True},
     "DcgmExporter": {"host": gpuplane.ExporterHost.GKE, "gpu_nodes": NODES, "namespace": "metrics"},
+    "NvidiaDraDriver": {
+        "host": gpuplane.DraHostKind.EKS,
+        "gpu_nodes": [{**NODES[0], "allocation": gpuplane.GpuAllocation.DRA}],
+    },
     "GpuMonitoring": {
         "cluster": "research",
         "region": "us-central1",

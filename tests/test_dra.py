@@ -299,3 +299,41 @@ def test_the_simulator_sees_which_gke_nodes_have_gkes_driver(plan_of: Callable[.
     assert shapes["ml-blackwell-inference"]["cloud.google.com/gke-gpu-driver-version"] == {"default"}
     assert shapes["ml-blackwell-nvl72"]["kubernetes.io/arch"] == {"arm64"}
     assert shapes["ml-blackwell-b200"]["kubernetes.io/arch"] == {"amd64"}
+
+
+def test_the_driver_component_refuses_bad_arguments_before_registering_anything() -> None:
+    from gpuplane.args.checks import ArgsError
+    from gpuplane.nvidia.dra import NvidiaDraDriver
+
+    from .test_library import run
+
+    with pytest.raises(ArgsError) as info:
+        run(lambda: NvidiaDraDriver("dra", {"host": "aks", "gpu_nodes": [], "namespaces": "x"}))  # type: ignore[typeddict-item]
+    paths = [p for p, _ in info.value.problems]
+    assert "host" in paths and "namespaces" in paths, info.value.problems
+
+
+def test_the_driver_component_serves_a_users_own_pools() -> None:
+    """Used alone, as pulumi-eks's pieces are: a user's own GPU node groups, labelled as the component says."""
+    from gpuplane import DraHostKind, GpuAllocation
+    from gpuplane.nvidia.dra import NvidiaDraDriver
+
+    from .test_library import of_type, run
+
+    nodes = [
+        {
+            "pool": "mine",
+            "labels": {"gpuplane.io/dra-plugin": "true"},
+            "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"}],
+            "resource": "nvidia.com/gpu",
+            "allocation": GpuAllocation.DRA,
+            "nodes": 4,
+        }
+    ]
+    regs = run(lambda: NvidiaDraDriver("dra", {"host": DraHostKind.GKE, "gpu_nodes": nodes}))
+    (release,) = of_type(regs, "kubernetes:helm.sh/v3:Release")
+    values = release.inputs["values"]
+    assert values["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}
+    assert tolerates(values["kubeletPlugin"]["tolerations"], ("team", "ml", "NoSchedule"))
+    (quota,) = of_type(regs, "kubernetes:core/v1:ResourceQuota")  # GKE admits system-node-critical pods with it
+    assert quota.inputs["spec"]["scopeSelector"]["matchExpressions"][0]["values"] == ["system-node-critical"]

@@ -21,6 +21,7 @@ EXPOSED = {
     "KarpenterGpuNodePools": ({"nodeRole", "gpuPools"}, {"nodePoolNames", "gpuNodes"}),
     "GpuOperator": (set(), {"namespace", "releaseName"}),
     "DcgmExporter": ({"host"}, {"namespace", "releaseName", "serviceName"}),
+    "NvidiaDraDriver": ({"host", "gpuNodes"}, {"namespace", "releaseName"}),
     "KueueQueues": ({"gpuNodes", "teams"}, {"namespace", "queues"}),
     "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration"}),
     "GkeGpuPlatform": (

@@ -33,6 +33,7 @@ from .gcp.pools import GkeGpuNodePools
 from .kueue import KueueQueues
 from .monitoring.stack import GpuMonitoring
 from .nvidia.dcgm import DcgmExporter
+from .nvidia.dra import NvidiaDraDriver
 from .nvidia.operator import GpuOperator
 
 NAME = "gpuplane"
@@ -44,6 +45,7 @@ COMPONENTS = [
     KarpenterGpuNodePools,
     GpuOperator,
     DcgmExporter,
+    NvidiaDraDriver,
     GpuMonitoring,
     KueueQueues,
     GkeGpuPlatform,
