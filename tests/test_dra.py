@@ -337,3 +337,30 @@ def test_the_driver_component_serves_a_users_own_pools() -> None:
     assert tolerates(values["kubeletPlugin"]["tolerations"], ("team", "ml", "NoSchedule"))
     (quota,) = of_type(regs, "kubernetes:core/v1:ResourceQuota")  # GKE admits system-node-critical pods with it
     assert quota.inputs["spec"]["scopeSelector"]["matchExpressions"][0]["values"] == ["system-node-critical"]
+
+
+def test_turning_claims_on_says_what_it_replaces(plan_of: Callable[..., Plan]) -> None:
+    """GKE installs no driver on a DRA pool, and a node pool's guest_accelerator is ForceNew
+    (terraform-provider-google node_config.go): turning claims on replaces the pool, and the diff says so. On EKS
+    only node labels change, which a managed node group updates in place (terraform-provider-aws eks/node_group.go)."""
+    from gpuplane.plan.diff import diff
+
+    from .test_replacement import doc
+
+    def switched(stack: str, pool: str) -> Any:
+        pools = [
+            {**p, "gpuAllocation": "dra"} if p["name"] == pool else p
+            for p in load_stack_config(stack)["gpuplane:gpuPools"]
+        ]
+        cluster = {**load_stack_config(stack)["gpuplane:cluster"], "kubernetesVersion": "1.35"}
+        return diff(
+            doc(plan_of(stack_with(stack, cluster=cluster))),
+            doc(plan_of(stack_with(stack, cluster=cluster, gpuPools=pools))),
+        )
+
+    gke = switched("gcp-standard", "training")
+    replaced = {c.urn.rsplit("::", 1)[-1] for c in gke.changed if c.replaces}
+    assert "ml-gke-training" in replaced, replaced
+    eks = switched("aws-managed", "training")
+    groups = [c for c in eks.changed if c.type == "eks:index:ManagedNodeGroup"]
+    assert groups and not any(c.replaces for c in groups), [c.urn for c in groups]
