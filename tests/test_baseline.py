@@ -110,6 +110,8 @@ PRIVILEGED_OBJECTS: dict[tuple[str, str, str], str] = {
     "(gpudirect-tcpxo/nccl-tcpxo-installer.yaml): loads the import-helper module and binds aperture devices",
     ("DaemonSet", "kube-system", "nvidia-driver-installer"): "GKE's NVIDIA driver installer for pools with GKE's "
     "installation disabled (DRA; container-engine-accelerators nvidia-driver-installer/cos/daemonset-preloaded.yaml)",
+    ("DaemonSet", "kube-system", "nvidia-driver-installer-a4x"): "the same for A4X machines "
+    "(nvidia-driver-installer/cos/daemonset-preloaded-latest-a4x.yaml)",
 }
 """gpuplane's own objects allowed host access (vendor manifests applied as published), and why."""
 

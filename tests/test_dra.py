@@ -236,6 +236,19 @@ def test_gke_installs_no_driver_on_a_dra_pool_and_gpuplane_runs_gkes_installer(p
     disabled = {"cloud.google.com/gke-accelerator": "nvidia-b200"}
     assert matches(spec["affinity"], disabled) and not matches(spec["affinity"], gke_installed)
     validate(installer.inputs)
+    # A4X gets container-engine-accelerators' A4X variant (latest driver), and the two never share a node
+    (a4x,) = [r for r in kube_objects(plan) if r.inputs["metadata"]["name"] == "nvidia-driver-installer-a4x"]
+    a4x_node = {
+        "cloud.google.com/gke-accelerator": "nvidia-gb200",
+        "node.kubernetes.io/instance-type": "a4x-highgpu-4g",
+    }
+    a4_node = {**disabled, "node.kubernetes.io/instance-type": "a4-highgpu-8g"}
+    a4x_spec = a4x.inputs["spec"]["template"]["spec"]
+    assert matches(a4x_spec["affinity"], a4x_node) and not matches(spec["affinity"], a4x_node)
+    assert matches(spec["affinity"], a4_node) and not matches(a4x_spec["affinity"], a4_node)
+    assert "--version=latest" in a4x_spec["initContainers"][0]["command"][-1]
+    # neither reinstalls over a loaded driver (container-engine-accelerators 918b9958)
+    assert all("lsmod | grep nvidia" in s["initContainers"][0]["command"][-1] for s in (spec, a4x_spec))
 
 
 def test_gke_arm_nodes_are_tainted_and_every_agent_tolerates_them(plan_of: Callable[..., Plan]) -> None:
@@ -251,16 +264,22 @@ def test_a_stack_without_claims_or_nvlink_installs_no_dra_driver(plan_of: Callab
         assert not [r for r in kube_objects(plan) if r.inputs["metadata"]["name"] == "nvidia-driver-installer"]
 
 
-def test_a_nvlink_pool_counting_gpus_gets_compute_domains_only(plan_of: Callable[..., Plan]) -> None:
-    raw = load_stack_config("aws-blackwell")
+@pytest.mark.parametrize("stack", ["aws-blackwell", "gcp-blackwell"])
+def test_a_nvlink_pool_counting_gpus_gets_compute_domains_only(stack: str, plan_of: Callable[..., Plan]) -> None:
+    from gpuplane.plan.deploy import check
+
+    raw = load_stack_config(stack)
     pools = [{**p, "gpuAllocation": "device-plugin"} for p in raw["gpuplane:gpuPools"] if p["name"] == "nvl72"]
-    plan = plan_of(stack_with("aws-blackwell", gpuPools=pools, gpuAllocation=None))
+    plan = plan_of(stack_with(stack, gpuPools=pools, gpuAllocation=None))
     values = _release(plan, "dra-driver-nvidia-gpu").inputs["values"]
-    # the EKS UltraServer guide: device plugin for GPUs, the DRA driver for ComputeDomains only
+    # the EKS UltraServer guide and cluster-toolkit's A4X blueprint: GPUs by count, the driver for ComputeDomains
     assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
     assert values["gpuResourcesEnabledOverride"] is False
     labels, _ = _pool_labels(plan)["nvl72"]
     assert labels.get("gpuplane.io/dra-plugin") == "true" and "nvidia.com/gpu.deploy.device-plugin" not in labels
+    # the chart's kubelet plugin requires NFD's labels or this one, and GKE runs no NFD
+    assert labels["nvidia.com/gpu.present"] == "true"
+    assert [str(v) for v in check(plan, rerun=False)] == []
 
 
 def test_kueue_counts_claimed_gpus_as_the_gpu_quota(plan_of: Callable[..., Plan]) -> None:
@@ -270,9 +289,12 @@ def test_kueue_counts_claimed_gpus_as_the_gpu_quota(plan_of: Callable[..., Plan]
     values = _release(plan_of(stack_with("aws-blackwell", queues=queues)), "kueue").inputs["values"]
     manager = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     # Kueue v0.19 apis/config/v1beta2 DeviceClassMapping: the quota resource name and the classes counted as it
-    assert manager["resources"]["deviceClassMappings"] == [
-        {"name": "nvidia.com/gpu", "deviceClassNames": ["gpu.nvidia.com"]}
-    ]
+    # Kueue marks a workload with a claim of an unmapped class inadmissible (pkg/dra/claims.go): every class a
+    # placement can claim is mapped, whole GPUs as the GPU quota
+    mappings = {m["name"]: m["deviceClassNames"] for m in manager["resources"]["deviceClassMappings"]}
+    assert mappings["nvidia.com/gpu"] == ["gpu.nvidia.com"]
+    claimed = {"gpu.nvidia.com", "mig.nvidia.com", "compute-domain-default-channel.nvidia.com"}
+    assert {c for classes in mappings.values() for c in classes} == claimed
     plain = _release(plan_of("aws-reserved"), "kueue").inputs["values"]
     assert (
         "deviceClassMappings" not in yaml.safe_load(plain["managerConfig"]["controllerManagerConfigYaml"])["resources"]
@@ -364,3 +386,27 @@ def test_turning_claims_on_says_what_it_replaces(plan_of: Callable[..., Plan]) -
     eks = switched("aws-managed", "training")
     groups = [c for c in eks.changed if c.type == "eks:index:ManagedNodeGroup"]
     assert groups and not any(c.replaces for c in groups), [c.urn for c in groups]
+
+
+def test_the_operators_device_plugin_is_off_when_every_pool_claims(plan_of: Callable[..., Plan]) -> None:
+    """gpu-operator v26.7.0's validator drops its plugin check only when the device plugin is disabled in the
+    ClusterPolicy (controllers/object_controls.go); with it on, a DRA node fails validation."""
+    values = _release(plan_of("aws-blackwell"), "gpu-operator").inputs["values"]
+    assert values["devicePlugin"]["enabled"] is False
+    raw = load_stack_config("aws-blackwell")
+    counted = {"name": "serving", "gpu": "l4", "maxNodes": 2, "gpuAllocation": "device-plugin"}
+    mixed = _release(
+        plan_of(stack_with("aws-blackwell", gpuPools=[*raw["gpuplane:gpuPools"], counted])), "gpu-operator"
+    )
+    assert mixed.inputs["values"]["devicePlugin"]["enabled"] is True
+
+
+def test_a_local_zone_subnet_is_for_gpu_nodes_only(plan_of: Callable[..., Plan]) -> None:
+    """EKS user guide, network requirements: the cluster's subnets can't be in a Local Zone. The P6e-GB200
+    subnet (aws.nodeSubnetIds) reaches neither the control plane nor the system pool."""
+    plan = plan_of("aws-blackwell")
+    local = "subnet-0a1b2c3d4e5f6000d"
+    (cluster,) = plan.by_type("eks:index:Cluster")
+    assert local not in cluster.inputs["privateSubnetIds"]
+    (system,) = [r for r in plan.by_type("eks:index:ManagedNodeGroup") if r.name.endswith("-system")]
+    assert local not in system.inputs["subnetIds"]

@@ -167,6 +167,7 @@ KIND_AGENTS = (
     "-dra-driver-quota",
     "-dra-driver",
     "-nvidia-driver-installer",
+    "-nvidia-driver-installer-a4x",
 )
 """Node agents gpuplane installs only while some pool needs them (docs/multi-node.md; the NVIDIA DRA driver and
 GKE's driver installer while a pool claims GPUs or spans NVLink domains, docs/gpu-claims.md), and Kueue's DWS

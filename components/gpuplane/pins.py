@@ -109,7 +109,7 @@ IMAGES: Mapping[str, str] = MappingProxyType(
         "nccl-plugin-tcpxo": "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15",
         # the same manifest's pre-installation step uses an unpinned `ubuntu`; gpuplane pins its current LTS
         "ubuntu": "ubuntu:24.04",
-        # container-engine-accelerators (068b15a9) nvidia-driver-installer/cos/daemonset-preloaded.yaml: the COS
+        # container-engine-accelerators (992db812) nvidia-driver-installer/cos/daemonset-preloaded*.yaml: the COS
         # driver installer GKE preloads on its GPU node images (pulled never), for DRA pools
         "cos-nvidia-installer": "cos-nvidia-installer:fixed",
         # both manifests' main container (tag and digest as upstream)

@@ -112,7 +112,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
             gpu_groups = self._node_groups(
-                name, c, args.gpu_pools, cluster, private, a.ssmAccess, vpc_id, args.system_autoscaled
+                name, c, args.gpu_pools, cluster, private, a.ssmAccess, vpc_id, args.system_autoscaled, a.nodeSubnetIds
             )
 
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
@@ -156,6 +156,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         ssm_access: bool = False,
         vpc_id: pulumi.Input[str] = "",
         system_autoscaled: bool = True,
+        node_subnets: Sequence[str] = (),
     ) -> list[eks.ManagedNodeGroup]:
         """The node role, the system node group, and one tagged managed node group per GPU pool (all returned)."""
         child = pulumi.ResourceOptions(parent=self)
@@ -186,7 +187,9 @@ class EksGpuCluster(pulumi.ComponentResource):
             group = render.gpu_node_group_args(c, pool)
             zone = reservation_zone(pool)
             zones = list(pool.zones or ([zone] if zone is not None else []))
-            subnets = subnets_in_zones(private, self._subnet_zones, zones, self) if zones else private
+            # pinned pools may also use the node-only subnets (a Local Zone's), which the cluster never gets
+            pinned = [*private, *node_subnets]
+            subnets = subnets_in_zones(pinned, self._subnet_zones, zones, self) if zones else private
             # a reservation's target and market type, and an EFA pool's interfaces and placement group
             extra = {
                 **reserved_launch_args(pool),

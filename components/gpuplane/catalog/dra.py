@@ -55,7 +55,8 @@ DEVICE_CLASSES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 ATTRIBUTE_DOMAIN = "gpu.nvidia.com"
 """Qualifier of the attributes the driver publishes per device (`device.attributes['gpu.nvidia.com']`):
-`productName`, `architecture`, `profile` (MIG), `index`, `uuid`, `driverVersion`, `cudaComputeCapability`;
+`type`, `productName`, `brand`, `architecture`, `profile` and `parentUUID` (MIG), `uuid`, `driverVersion`,
+`cudaComputeCapability`;
 capacity `device.capacity['gpu.nvidia.com'].memory` (cmd/gpu-kubelet-plugin/deviceinfo.go)."""
 
 
@@ -118,12 +119,20 @@ DRA_NODE_LABELS: Mapping[str, str] = MappingProxyType(
     {
         # GKE "Set up DRA": GKE's own device plugin stays off, and the driver's kubelet plugin may run.
         "gke-no-default-nvidia-gpu-device-plugin": "true",
-        "nvidia.com/gpu.present": "true",
         # gpu-operator (EKS): its device plugin stays off these nodes, so no GPU is offered twice.
         "nvidia.com/gpu.deploy.device-plugin": "false",
     }
 )
 """Labels every node of a pool that claims GPUs through DRA carries (the device plugin off, DRA on)."""
+
+PLUGIN_NODE_LABELS: Mapping[str, str] = MappingProxyType(
+    {
+        # The chart's kubelet plugin requires NFD's NVIDIA PCI labels or this one (0.4.1 values.yaml
+        # `kubeletPlugin.affinity`); GKE runs no NFD, and the EKS AL2023 NVIDIA AMI's nodeadm sets it itself.
+        "nvidia.com/gpu.present": "true",
+    }
+)
+"""Labels every node the DRA driver's kubelet plugin serves carries (GPU claims or ComputeDomains)."""
 
 PLUGIN_LABEL = "gpuplane.io/dra-plugin"
 """gpuplane's node label (value `true`) on the nodes the DRA driver's kubelet plugin runs on: pools that claim
@@ -167,6 +176,7 @@ __all__ = [
     "NVLINK_LABELS",
     "PLATFORM_DRA",
     "PLUGIN_LABEL",
+    "PLUGIN_NODE_LABELS",
     "PlatformDra",
     "version_tuple",
 ]

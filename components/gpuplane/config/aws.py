@@ -33,6 +33,10 @@ class AwsConfig(BaseModel):
     """Existing private subnets (across AZs) for nodes; required with `vpcId`."""
     publicSubnetIds: list[str] = Field(default_factory=list)
     """Existing public subnets for internet-facing load balancers (optional)."""
+    nodeSubnetIds: list[str] = Field(default_factory=list)
+    """Existing private subnets for GPU node groups only, e.g. in a Local Zone (P6e-GB200 UltraServers are in
+    the Dallas one), where the EKS control plane can't be: never given to the cluster or the system pool; a GPU
+    pool uses them when it is pinned to their zone (`zones`, or its reservation's zone). Needs `vpcId`."""
     vpcCidr: str = "10.0.0.0/16"
     """CIDR of the VPC gpuplane creates (a /16 to /20)."""
     availabilityZones: int = Field(default=3, ge=2, le=6)
@@ -60,7 +64,7 @@ class AwsConfig(BaseModel):
     def _known_region(cls, v: str, info: ValidationInfo) -> str:
         return known_region("aws", v, info)
 
-    @field_validator("privateSubnetIds", "publicSubnetIds")
+    @field_validator("privateSubnetIds", "publicSubnetIds", "nodeSubnetIds")
     @classmethod
     def _subnet_ids(cls, v: list[str]) -> list[str]:
         bad = [s for s in v if not s.startswith("subnet-")]
@@ -76,6 +80,13 @@ class AwsConfig(BaseModel):
             raise ValueError("an existing vpcId needs at least 2 private subnets in different AZs")
         if v and not vpc and "vpcId" in info.data:
             raise ValueError("subnets given without vpcId")
+        return v
+
+    @field_validator("nodeSubnetIds")
+    @classmethod
+    def _node_subnets_with_vpc(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        if v and not info.data.get("vpcId") and "vpcId" in info.data:
+            raise ValueError("node subnets are subnets of your VPC: set vpcId (and privateSubnetIds) too")
         return v
 
     @field_validator("publicAccessCidrs")

@@ -377,12 +377,13 @@ def _zone_problems(cfg: StackConfig, at: Loc, pool: GpuPool, zone: str) -> list[
         local = re.fullmatch(rf"{region}-[a-z]{{3}}-[0-9][a-z]", zone)
         if not local and not re.fullmatch(rf"{region}[a-z]", zone):
             return [(loc, f"{zone} is not an Availability Zone of region {cfg.aws.region}")]
-        if local and cfg.aws.vpcId is None:
+        if local and not cfg.aws.nodeSubnetIds:
             return [
                 (
                     loc,
-                    f"{zone} is a Local Zone, and the VPC gpuplane creates has subnets in the region's Availability "
-                    "Zones only: use your VPC with a private subnet there (aws.vpcId, aws.privateSubnetIds)",
+                    f"{zone} is a Local Zone: the EKS control plane and the system pool can't use subnets there, and "
+                    "the VPC gpuplane creates has none; use your VPC (aws.vpcId, aws.privateSubnetIds) and name its "
+                    "private subnet in that zone in aws.nodeSubnetIds",
                 )
             ]
     if pool.zones and zone not in pool.zones:  # needs no region: also when a component's is unknown

@@ -86,7 +86,8 @@ def _pool_problems(cloud: str, at: Loc, pool: GpuPool) -> list[tuple[Loc, str]]:
             (
                 (*at, "amiType"),
                 f"{image.ami_type} runs its own NVIDIA device plugin, which would offer the GPUs the DRA driver "
-                "claims a second time; use AL2023_x86_64_NVIDIA for gpuAllocation: dra",
+                "claims a second time; use the AL2023 NVIDIA image (AL2023_x86_64_NVIDIA, or AL2023_ARM_64_NVIDIA on "
+                "Grace) for gpuAllocation: dra",
             )
         )
     if cloud == "aws" and pool.driver == "operator":

@@ -39,7 +39,8 @@ from ..scheduling.placement import stack_gpu_nodes
 from ..scheduling.smoke import smoke_tests
 from . import gpudirect
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
-from .driver_installer import driver_installer
+from .driver_installer import driver_installer, variant_of
+from .render import machine_type
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
@@ -170,8 +171,8 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         self.dra_driver = dra_driver(
             name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
         )
-        if any(claims_gpus(p) for p in fixed):
-            installer = driver_installer()
+        for variant in sorted({variant_of(machine_type(p)) for p in fixed if claims_gpus(p)}):
+            installer = driver_installer(variant)
             k8s.apps.v1.DaemonSet(
                 f"{name}-{installer['metadata']['name']}",
                 metadata=installer["metadata"],

@@ -101,7 +101,7 @@ class KueueQueues(pulumi.ComponentResource):
             args.get("pods_ready_timeout") or "10m",
             args.get("node_selector") or {},
             args.get("tolerations") or (),
-            dra=any(claims_on(n) for n in args["gpu_nodes"]),
+            dra=any(claims_on(n) or n.get("nvlink_nodes") for n in args["gpu_nodes"]),
         )
         release = pinned_release(
             f"{name}-release", "kueue", RELEASE, namespace, values, pulumi.ResourceOptions(parent=self, depends_on=[ns])

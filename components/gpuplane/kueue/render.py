@@ -16,7 +16,7 @@ from typing import Any
 
 from ..args.inputs import GpuNodes, TaintArgs, TaintEffect
 from ..args.kueue import KueueTeamArgs, KueueTopologyArgs
-from ..catalog.dra import GPU_CLASS
+from ..catalog.dra import CHANNEL_CLASS, GPU_CLASS, MIG_CLASS
 from ..scheduling.nodes import QUEUED_TAINTS
 from ..scheduling.placement import affinity_of
 from ..text import yamltext
@@ -204,12 +204,18 @@ CHART_CONFIG: Mapping[str, Any] = {
 as data: the value is one YAML string, so setting any key means restating it whole."""
 
 
-DRA_MAPPINGS = ({"name": "nvidia.com/gpu", "deviceClassNames": [GPU_CLASS]},)
+DRA_MAPPINGS = (
+    {"name": "nvidia.com/gpu", "deviceClassNames": [GPU_CLASS]},
+    {"name": "nvidia.com/mig-devices", "deviceClassNames": [MIG_CLASS]},
+    {"name": "resource.nvidia.com/compute-domain-channel", "deviceClassNames": [CHANNEL_CLASS]},
+)
 """Kueue counts the devices a workload's ResourceClaimTemplates request of a mapped DeviceClass as the named
 quota resource (`resources.deviceClassMappings`, apis/config/v1beta2 configuration_types.go; feature gate
-KueueDRAIntegration, beta and on by default since 0.18: pkg/features/kube_features.go). A DRA pool's whole
-GPUs then count against the same `nvidia.com/gpu` quota as a device-plugin pool's. MIG devices claimed through
-`mig.nvidia.com` are not mapped: they would count against nothing."""
+KueueDRAIntegration, beta and on by default since 0.18: pkg/features/kube_features.go), and marks a workload
+with a claim of an unmapped class inadmissible (pkg/dra/claims.go "DeviceClass %s is not mapped"). So every
+class a gpuplane placement claims is mapped: whole GPUs count against the same `nvidia.com/gpu` quota as a
+device-plugin pool's; MIG devices and ComputeDomain channels get names of their own, which no ClusterQueue
+covers, so `quotaCheckStrategy: IgnoreUndeclared` lets them through unchecked."""
 
 
 def manager_config(pods_ready_timeout: str, dra: bool = False) -> dict[str, Any]:

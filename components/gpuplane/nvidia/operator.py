@@ -22,6 +22,7 @@ from ..config.model import GpuPool
 from ..config.sharing import Sharing
 from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
 from ..k8s.objects import pinned_release, privileged_namespace
+from ..scheduling.claims import claims_on
 from ..scheduling.nodes import GPU_TAINT, GpuNodeTarget, targets_of, tolerations_for
 from ..scheduling.sharing import DEVICE_PLUGIN_CONFIG, MIG_STRATEGY, device_plugin_configmap
 
@@ -49,11 +50,18 @@ def operator_values(
     pools: Sequence[GpuPool] = (),
     service_monitor: bool = False,
     system: Mapping[str, str] = SYSTEM_SELECTOR,
+    all_claimed: bool = False,
 ) -> dict[str, Any]:
     """gpu-operator values for GPU pools on `image`, tolerating exactly the pools' taints.
 
     `dcgmExporter.serviceMonitor.enabled` is always set: v26.7.0 turns it on by default, which fails
     without the prometheus-operator CRDs.
+
+    `all_claimed`: every GPU pool claims its GPUs through DRA, so the device plugin is off cluster-wide. The
+    per-node label that keeps it off a DRA pool (`catalog.dra.DRA_NODE_LABELS`) is not enough for the operator's
+    validator: it drops its plugin validation only when the plugin is disabled in the ClusterPolicy
+    (gpu-operator v26.7.0 controllers/object_controls.go), and otherwise fails on a node with no
+    `nvidia.com/gpu` (cmd/nvidia-validator/main.go "GPU resources are not discovered by the node").
     """
     comps = operator_components(image)
     # The GPU taint always, then each pool's: a plain pool added or removed leaves the DaemonSets alone.
@@ -66,7 +74,7 @@ def operator_values(
         "driver": {"enabled": comps["driver"]},
         "toolkit": {"enabled": comps["toolkit"]},
         "devicePlugin": {
-            "enabled": comps["devicePlugin"],
+            "enabled": comps["devicePlugin"] and not all_claimed,
             # Our ConfigMap: `default` keeps GPUs whole; sharing pools pick theirs by node label.
             "config": {"name": DEVICE_PLUGIN_CONFIG, "default": "default"},
         },
@@ -162,7 +170,17 @@ class GpuOperator(pulumi.ComponentResource):
             "gpu-operator",
             RELEASE,
             namespace,
-            lift(nodes, lambda n: operator_values(image, targets_of(n), (), bool(args.get("service_monitor")), system)),
+            lift(
+                nodes,
+                lambda n: operator_values(
+                    image,
+                    targets_of(n),
+                    (),
+                    bool(args.get("service_monitor")),
+                    system,
+                    all_claimed=bool(n) and all(claims_on(x) for x in n),
+                ),
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, config]),
             timeout=900,
         )

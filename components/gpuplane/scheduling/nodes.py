@@ -13,7 +13,7 @@ from typing import Any
 
 from ..args.inputs import GpuNodes
 from ..catalog import lookup
-from ..catalog.dra import DRA_NODE_LABELS, PLUGIN_LABEL
+from ..catalog.dra import DRA_NODE_LABELS, PLUGIN_LABEL, PLUGIN_NODE_LABELS
 from ..catalog.images import arch_of
 from ..config.dra import claims_gpus, needs_driver
 from ..config.model import GpuPool, Taint
@@ -65,7 +65,7 @@ def dra_labels(pool: GpuPool) -> dict[str, str]:
     (`catalog.dra.DRA_NODE_LABELS`); and on every pool the DRA driver's kubelet plugin serves (GPU claims or
     ComputeDomains), gpuplane's label that the plugin selects."""
     claims = dict(DRA_NODE_LABELS) if claims_gpus(pool) else {}
-    return {**claims, PLUGIN_LABEL: "true"} if needs_driver(pool) else {}
+    return {**claims, **PLUGIN_NODE_LABELS, PLUGIN_LABEL: "true"} if needs_driver(pool) else {}
 
 
 QUEUED_TAINTS = {"gcp": Taint(key="cloud.google.com/gke-queued", value="true", effect="NoSchedule")}
