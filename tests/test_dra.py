@@ -206,14 +206,22 @@ def test_the_dra_driver_serves_exactly_the_claiming_and_nvlink_pools(
         assert labels["nvidia.com/gpu.present"] == "true", "the chart's kubelet plugin affinity requires it"
 
 
-def test_dra_pools_keep_the_device_plugins_off(plan_of: Callable[..., Plan]) -> None:
-    for stack in ("aws-blackwell", "gcp-blackwell"):
-        for name, (labels, _) in _pool_labels(plan_of(stack)).items():
-            dra = name in ("b200", "nvl72")
-            # gpu-operator v26.7.0 assets/state-device-plugin: the DaemonSet selects ...deploy.device-plugin=true
-            assert (labels.get("nvidia.com/gpu.deploy.device-plugin") == "false") is dra, (stack, name)
-            # GKE "Set up DRA": this label turns GKE's own device plugin off
-            assert (labels.get("gke-no-default-nvidia-gpu-device-plugin") == "true") is dra, (stack, name)
+DEVICE_PLUGIN_OFF = {
+    # gpu-operator v26.7.0 assets/state-device-plugin: the DaemonSet selects ...deploy.device-plugin=true
+    "aws-blackwell": ("nvidia.com/gpu.deploy.device-plugin", "false"),
+    # GKE "Set up DRA": this label turns GKE's own device plugin off
+    "gcp-blackwell": ("gke-no-default-nvidia-gpu-device-plugin", "true"),
+}
+
+
+@pytest.mark.parametrize("stack", sorted(DEVICE_PLUGIN_OFF))
+def test_dra_pools_keep_the_device_plugins_off(stack: str, plan_of: Callable[..., Plan]) -> None:
+    off = set(DEVICE_PLUGIN_OFF.values())
+    for name, (labels, _) in _pool_labels(plan_of(stack)).items():
+        dra = name in ("b200", "nvl72")
+        mine = {(k, v) for k, v in labels.items() if (k, v) in off}
+        # the cloud's own label on its DRA pools, and no other cloud's label on any pool
+        assert mine == ({DEVICE_PLUGIN_OFF[stack]} if dra else set()), (stack, name, mine)
 
 
 def test_gke_installs_no_driver_on_a_dra_pool_and_gpuplane_runs_gkes_installer(plan_of: Callable[..., Plan]) -> None:

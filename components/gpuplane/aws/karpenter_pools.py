@@ -165,7 +165,7 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
             overlay = kr.gpu_overlay(pool)
             if overlay is not None:
                 custom_resource(f"{name}-{pool.name}-overlay", overlay, after)
-            labels = {**pool_labels(label, pool), **operator_node_labels(pool)}
+            labels = {**pool_labels(label, pool, "aws"), **operator_node_labels(pool)}
             self.gpu_nodes.append(gpu_nodes("eks-karpenter", pool, labels))
         self.node_pool_names = [p.name for p in cfg.gpuPools]
         self.register_outputs({"node_pool_names": self.node_pool_names, "gpu_nodes": self.gpu_nodes})

@@ -266,7 +266,7 @@ def gpu_node_pool(
         "metadata": {"name": pool.name},
         "spec": {
             "template": {
-                "metadata": {"labels": {**pool_labels(cluster.name, pool), **operator_node_labels(pool)}},
+                "metadata": {"labels": {**pool_labels(cluster.name, pool, "aws"), **operator_node_labels(pool)}},
                 "spec": {
                     "nodeClassRef": dict(node_class_ref),
                     "requirements": requirements,

@@ -155,7 +155,11 @@ def instance_types(pool: GpuPool) -> list[str]:
 def gpu_node_labels(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:
     """Node labels of an EKS GPU pool: gpuplane's, the accelerator label cluster-autoscaler reads, and
     the gpu-operator's sharing labels."""
-    return {**pool_labels(cluster.name, pool), ACCELERATOR_LABEL: f"nvidia-{pool.gpu}", **operator_node_labels(pool)}
+    return {
+        **pool_labels(cluster.name, pool, "aws"),
+        ACCELERATOR_LABEL: f"nvidia-{pool.gpu}",
+        **operator_node_labels(pool),
+    }
 
 
 def secrets_key_args(cluster: str) -> dict[str, Any]:

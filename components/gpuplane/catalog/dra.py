@@ -115,15 +115,15 @@ PLATFORM_DRA: Mapping[str, PlatformDra] = MappingProxyType(
 )
 """Platform -> its DRA support (every platform of the provider matrix has a row; a test holds it)."""
 
-DRA_NODE_LABELS: Mapping[str, str] = MappingProxyType(
+DRA_NODE_LABELS: Mapping[str, Mapping[str, str]] = MappingProxyType(
     {
-        # GKE "Set up DRA": GKE's own device plugin stays off, and the driver's kubelet plugin may run.
-        "gke-no-default-nvidia-gpu-device-plugin": "true",
+        # GKE "Set up DRA": GKE's own device plugin stays off these nodes.
+        "gcp": MappingProxyType({"gke-no-default-nvidia-gpu-device-plugin": "true"}),
         # gpu-operator (EKS): its device plugin stays off these nodes, so no GPU is offered twice.
-        "nvidia.com/gpu.deploy.device-plugin": "false",
+        "aws": MappingProxyType({"nvidia.com/gpu.deploy.device-plugin": "false"}),
     }
 )
-"""Labels every node of a pool that claims GPUs through DRA carries (the device plugin off, DRA on)."""
+"""Cloud -> the labels every node of a pool that claims GPUs through DRA carries (its device plugin off)."""
 
 PLUGIN_NODE_LABELS: Mapping[str, str] = MappingProxyType(
     {

@@ -232,7 +232,7 @@ def gpu_pool_args(
     `gcp` None (a component's caller gave the location as an Output): no project or location here (the
     caller sets them), and the zones are the pool's own or else the cluster's node locations."""
     node_config = _node_config(
-        machine_type(pool), pool.diskSizeGb, pool.diskType, sa_email, pool_labels(cluster.name, pool)
+        machine_type(pool), pool.diskSizeGb, pool.diskType, sa_email, pool_labels(cluster.name, pool, "gcp")
     )
     node_config.update(
         {

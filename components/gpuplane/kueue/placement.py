@@ -42,7 +42,7 @@ def queued_placement(
         raise ConfigError([("pod-group", "give both a pod group name and its size, or neither")])
     if group_size is not None and group_size < 1:
         raise ConfigError([("pod-group", f"a pod group has at least 1 pod, not {group_size}")])
-    nodes = gpu_nodes(cfg.platform, pool, pool_labels(cfg.cluster.name, pool))
+    nodes = gpu_nodes(cfg.platform, pool, pool_labels(cfg.cluster.name, pool, cfg.platform_spec.cloud))
     if is_queued(pool):
         nodes = r.queued(nodes)
     fragment = placement(nodes, gpus=gpus, **claims)

@@ -47,8 +47,8 @@ class GpuNodeTarget:
     taints: tuple[Taint, ...]
 
 
-def pool_labels(cluster: str, pool: GpuPool) -> dict[str, str]:
-    """Node labels of a GPU pool: gpuplane's own labels plus the user's."""
+def pool_labels(cluster: str, pool: GpuPool, cloud: str) -> dict[str, str]:
+    """Node labels of a GPU pool on `cloud`: gpuplane's own labels plus the user's."""
     network = {NETWORK_LABEL: pool.network} if pool.network else {}
     return {
         **pool.labels,
@@ -56,15 +56,15 @@ def pool_labels(cluster: str, pool: GpuPool) -> dict[str, str]:
         POOL_LABEL: pool.name,
         GPU_LABEL: pool.gpu,
         **network,
-        **dra_labels(pool),
+        **dra_labels(pool, cloud),
     }
 
 
-def dra_labels(pool: GpuPool) -> dict[str, str]:
+def dra_labels(pool: GpuPool, cloud: str) -> dict[str, str]:
     """A pool that claims GPUs through DRA: the labels that keep the device plugin off and let the DRA driver on
     (`catalog.dra.DRA_NODE_LABELS`); and on every pool the DRA driver's kubelet plugin serves (GPU claims or
     ComputeDomains), gpuplane's label that the plugin selects."""
-    claims = dict(DRA_NODE_LABELS) if claims_gpus(pool) else {}
+    claims = dict(DRA_NODE_LABELS[cloud]) if claims_gpus(pool) else {}
     return {**claims, **PLUGIN_NODE_LABELS, PLUGIN_LABEL: "true"} if needs_driver(pool) else {}
 
 
@@ -95,7 +95,7 @@ def pool_taints(cloud: str, pool: GpuPool) -> tuple[Taint, ...]:
 
 def pool_target(cloud: str, cluster: str, pool: GpuPool) -> GpuNodeTarget:
     """The labels and taints of one pool's nodes."""
-    return GpuNodeTarget(pool=pool.name, labels=pool_labels(cluster, pool), taints=pool_taints(cloud, pool))
+    return GpuNodeTarget(pool=pool.name, labels=pool_labels(cluster, pool, cloud), taints=pool_taints(cloud, pool))
 
 
 def targets_of(nodes: Sequence[GpuNodes]) -> list[GpuNodeTarget]:

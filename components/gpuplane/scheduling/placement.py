@@ -177,7 +177,7 @@ def gpu_nodes(platform: str, pool: GpuPool, labels: Mapping[str, str]) -> GpuNod
 
 def stack_gpu_nodes(cfg: StackConfig) -> list[GpuNodes]:
     """Every pool of a stack config, as its pool component outputs it (platforms' `gpu_nodes`)."""
-    return [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p)) for p in cfg.gpuPools]
+    return [gpu_nodes(cfg.platform, p, pool_labels(cfg.cluster.name, p, cfg.platform_spec.cloud)) for p in cfg.gpuPools]
 
 
 def affinity_of(nodes: GpuNodes) -> list[dict[str, Any]]:
@@ -237,7 +237,7 @@ def placement(
     pod affinity that keeps the job inside one NVLink domain (`claims.compute_domain`)."""
     if isinstance(target, StackConfig):
         pool = find_pool(target, str(pool_name))
-        target = gpu_nodes(target.platform, pool, pool_labels(target.cluster.name, pool))
+        target = gpu_nodes(target.platform, pool, pool_labels(target.cluster.name, pool, target.platform_spec.cloud))
     nodes = target
     dra = claims.claims_on(nodes)
     wrong = [(k, v) for k, v in (("mig", mig), ("selector", selector)) if v is not None and not dra]
