@@ -116,6 +116,13 @@ PRIVILEGED_OBJECTS: dict[tuple[str, str, str], str] = {
 """gpuplane's own objects allowed host access (vendor manifests applied as published), and why."""
 
 
+def node_subnets(stack: str) -> list[str]:
+    """The stack file's `aws.nodeSubnetIds` (private subnets for GPU node groups only)."""
+    from .conftest import load_stack_config
+
+    return list((load_stack_config(stack).get("gpuplane:aws") or {}).get("nodeSubnetIds") or [])
+
+
 def of(plan: Plan, *types: str) -> list[PlannedResource]:
     return [r for r in plan.resources if r.type in types]
 
@@ -174,9 +181,13 @@ def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) 
             assert mapped == {"/dev/xvda", "/dev/xvdb"}, lt.name
     lts = {f"{lt.name}" for lt in of(plan, LAUNCH_TEMPLATE)}
     private = {s for c in clusters for s in c.inputs["privateSubnetIds"]}
+    # the stack's node-only subnets (aws.nodeSubnetIds: a Local Zone's) are private too, and for GPU groups only
+    node_only = set(node_subnets(stack.split("+")[0]))
     for ng in of(plan, NODE_GROUP):
+        assert not (node_only & set(ng.inputs["subnetIds"]) and ng.name.endswith("-system")), ng.name
+        private_here = private | node_only
         assert f"{ng.name}-lt" in lts and ng.inputs["launchTemplate"]["id"].startswith("lt-"), ng.name
-        assert set(ng.inputs["subnetIds"]) <= private, f"{ng.name} has nodes outside the private subnets"
+        assert set(ng.inputs["subnetIds"]) <= private_here, f"{ng.name} has nodes outside the private subnets"
     for nc in of(plan, EC2_NODE_CLASS):
         spec = nc.inputs["spec"]
         assert spec["metadataOptions"]["httpTokens"] == "required", nc.name

@@ -20,8 +20,17 @@ from .graph import kube_objects, matches, tolerates
 K8S = schema_version("aws-blackwell")
 
 
-def config(stack: str) -> Any:
-    return parse_config({k.removeprefix("gpuplane:"): v for k, v in load_stack_config(stack).items()})
+def config(stack: str, **pool_labels: dict[str, str]) -> Any:
+    """A shipped stack's parsed config; `pool_labels` adds node labels to the named pools."""
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config(stack).items()}
+    raw["gpuPools"] = [
+        {**p, "labels": {**p.get("labels", {}), **pool_labels.get(p["name"], {})}} for p in raw["gpuPools"]
+    ]
+    return parse_config(raw)
+
+
+PARTITIONED = {"b200": {"nvidia.com/mig.config": "all-1g.23gb"}}
+"""The gpu-operator MIG manager's label on the aws-blackwell B200 pool: its GPUs split into 1g.23gb devices."""
 
 
 def validate(obj: dict[str, Any]) -> None:
@@ -65,7 +74,7 @@ def test_a_dra_pool_claims_gpus_instead_of_counting_them() -> None:
 
 
 def test_a_mig_claim_selects_the_profile_by_the_drivers_attribute() -> None:
-    f = placement(config("aws-blackwell"), "b200", 3, mig="1g.23gb")
+    f = placement(config("aws-blackwell", **PARTITIONED), "b200", 3, mig="1g.23gb")
     exactly = f["resourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
     assert exactly["deviceClassName"] == "mig.nvidia.com"
     # the driver publishes the profile as attribute gpu.nvidia.com/profile (cmd/gpu-kubelet-plugin, mig.go)
@@ -75,7 +84,7 @@ def test_a_mig_claim_selects_the_profile_by_the_drivers_attribute() -> None:
 
 
 def test_mig_claims_are_bounded_by_what_a_node_splits_into() -> None:
-    cfg = config("aws-blackwell")
+    cfg = config("aws-blackwell", **PARTITIONED)
     assert placement(cfg, "b200", 56, mig="1g.23gb")  # 8 GPUs x 7 instances of 1g.23gb (MIG user guide)
     with pytest.raises(ConfigError) as e:
         placement(cfg, "b200", 57, mig="1g.23gb")
@@ -84,6 +93,34 @@ def test_mig_claims_are_bounded_by_what_a_node_splits_into() -> None:
         placement(cfg, "b200", 1, mig="1g.10gb")
     ((key, reason),) = e.value.problems
     assert key == "mig" and "'1g.10gb' is not a MIG profile of b200" in reason
+
+
+def test_a_mig_claim_needs_partitioned_gpus() -> None:
+    """The DRA driver publishes MIG devices that exist (static MIG; DynamicMIG is alpha): on EKS the gpu-operator's
+    MIG manager makes them from the node's nvidia.com/mig.config label; GKE makes none for a DRA pool."""
+    with pytest.raises(ConfigError) as e:
+        placement(config("aws-blackwell"), "b200", 1, mig="1g.23gb")
+    ((key, reason),) = e.value.problems
+    assert key == "mig" and "give the pool the gpu-operator MIG manager's label nvidia.com/mig.config" in reason
+    with pytest.raises(ConfigError) as e:
+        placement(config("gcp-blackwell", b200={"nvidia.com/mig.config": "all-1g.23gb"}), "b200", 1, mig="1g.23gb")
+    ((key, reason),) = e.value.problems
+    assert key == "mig" and "a GKE DRA pool has no MIG devices to claim" in reason
+
+
+def test_a_queued_claim_with_selectors_needs_a_node_that_publishes_devices() -> None:
+    """Kueue v0.19 checks a claim's CEL selectors against published ResourceSlices (pkg/dra/claims.go)."""
+    from gpuplane.kueue.placement import queued_placement
+
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load_stack_config("aws-blackwell").items()}
+    raw["queues"] = {"teams": [{"name": "research", "quota": {"b200": 16}}]}
+    cfg = parse_config(raw)
+    with pytest.raises(ConfigError) as e:
+        queued_placement(cfg, "b200", 1, "research", selector="device.attributes['gpu.nvidia.com'].productName != ''")
+    ((key, reason),) = e.value.problems
+    assert key == "queue" and "set the pool's minNodes to 1 or more, or claim whole GPUs" in reason
+    whole = queued_placement(cfg, "b200", 2, "research")
+    assert whole["resourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
 def test_a_selector_narrows_the_claim() -> None:
@@ -416,5 +453,8 @@ def test_a_local_zone_subnet_is_for_gpu_nodes_only(plan_of: Callable[..., Plan])
     local = "subnet-0a1b2c3d4e5f6000d"
     (cluster,) = plan.by_type("eks:index:Cluster")
     assert local not in cluster.inputs["privateSubnetIds"]
-    (system,) = [r for r in plan.by_type("eks:index:ManagedNodeGroup") if r.name.endswith("-system")]
-    assert local not in system.inputs["subnetIds"]
+    groups = {r.name.rsplit("-", 1)[-1]: r.inputs["subnetIds"] for r in plan.by_type("eks:index:ManagedNodeGroup")}
+    assert local not in groups["system"]
+    # the UltraServer group draws only from the node subnets, the B200 group (us-east-1a) only from the cluster's:
+    # the mock answers EC2's zone filter with the first candidate, so the candidates are what this checks
+    assert groups["nvl72"] == [local] and local not in groups["b200"]

@@ -250,7 +250,8 @@ class AwsArgs(TypedDict):
     """The existing VPC's public subnets (optional; the list or its items may be Outputs)."""
     node_subnet_ids: NotRequired[Sequence[str]]
     """The existing VPC's private subnets for GPU node groups only (e.g. a Local Zone's, for P6e-GB200): never
-    the cluster's or the system pool's; a pool pinned to their zone uses them (plain)."""
+    the cluster's or the system pool's; a pool whose reservation is in their Local Zone uses them (eks-managed;
+    plain)."""
     vpc_cidr: NotRequired[str]
     """CIDR of the VPC gpuplane creates (default `10.0.0.0/16`)."""
     availability_zones: NotRequired[int]

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 from ..catalog.regions import aws_partition
 from ..config.aws import AwsConfig
 from ..config.model import ClusterConfig, GpuPool
+from ..config.network import is_local_zone
 from ..resources.lifecycle import keep_component_options, keep_options
 from ..resources.names import ROLE, fit_autoname
 from . import efa, render
@@ -187,9 +188,11 @@ class EksGpuCluster(pulumi.ComponentResource):
             group = render.gpu_node_group_args(c, pool)
             zone = reservation_zone(pool)
             zones = list(pool.zones or ([zone] if zone is not None else []))
-            # pinned pools may also use the node-only subnets (a Local Zone's), which the cluster never gets
-            pinned = [*private, *node_subnets]
-            subnets = subnets_in_zones(pinned, self._subnet_zones, zones, self) if zones else private
+            # a pool pinned to a Local Zone takes the node-only subnets (aws.nodeSubnetIds), which the cluster never
+            # gets; any other pinned pool the private ones of its Availability Zone
+            local = any(is_local_zone(z) for z in zones)
+            pinned, known = (list(node_subnets), None) if local else (list(private), self._subnet_zones)
+            subnets = subnets_in_zones(pinned, known, zones, self) if zones else private
             # a reservation's target and market type, and an EFA pool's interfaces and placement group
             extra = {
                 **reserved_launch_args(pool),

@@ -125,6 +125,14 @@ DRA_NODE_LABELS: Mapping[str, Mapping[str, str]] = MappingProxyType(
 )
 """Cloud -> the labels every node of a pool that claims GPUs through DRA carries (its device plugin off)."""
 
+NO_MANUAL_DRIVER: Mapping[str, str] = MappingProxyType(
+    {
+        "a4x-maxgpu-": "GKE publishes no manual driver installer for A4X Max bare metal (GoogleCloudPlatform/"
+        "container-engine-accelerators 992db812 nvidia-driver-installer/cos has the default and A4X ones only)",
+    }
+)
+"""GKE machine-type prefix -> why a DRA pool (GKE's driver installation disabled) can't get a driver there."""
+
 PLUGIN_NODE_LABELS: Mapping[str, str] = MappingProxyType(
     {
         # The chart's kubelet plugin requires NFD's NVIDIA PCI labels or this one (0.4.1 values.yaml
@@ -172,6 +180,7 @@ __all__ = [
     "DRA_NODE_LABELS",
     "GPU_CLASS",
     "MIG_CLASS",
+    "NO_MANUAL_DRIVER",
     "MIN_KUBERNETES",
     "NVLINK_LABELS",
     "PLATFORM_DRA",

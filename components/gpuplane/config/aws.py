@@ -6,7 +6,7 @@ import ipaddress
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from .base import shaped
+from .base import context_value, shaped
 from .regions import known_region
 
 _KEY_ID = r"(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})"
@@ -36,7 +36,7 @@ class AwsConfig(BaseModel):
     nodeSubnetIds: list[str] = Field(default_factory=list)
     """Existing private subnets for GPU node groups only, e.g. in a Local Zone (P6e-GB200 UltraServers are in
     the Dallas one), where the EKS control plane can't be: never given to the cluster or the system pool; a GPU
-    pool uses them when it is pinned to their zone (`zones`, or its reservation's zone). Needs `vpcId`."""
+    pool uses them when its reservation is in their Local Zone. eks-managed only; needs `vpcId`."""
     vpcCidr: str = "10.0.0.0/16"
     """CIDR of the VPC gpuplane creates (a /16 to /20)."""
     availabilityZones: int = Field(default=3, ge=2, le=6)
@@ -87,6 +87,12 @@ class AwsConfig(BaseModel):
     def _node_subnets_with_vpc(cls, v: list[str], info: ValidationInfo) -> list[str]:
         if v and not info.data.get("vpcId") and "vpcId" in info.data:
             raise ValueError("node subnets are subnets of your VPC: set vpcId (and privateSubnetIds) too")
+        platform = context_value(info, "platform")
+        name = getattr(platform, "name", None)
+        if v and name is not None and name != "eks-managed":
+            raise ValueError(
+                f"only eks-managed node groups use node subnets; {name} launches into the cluster's subnets"
+            )
         return v
 
     @field_validator("publicAccessCidrs")

@@ -26,6 +26,7 @@ from ..catalog import lookup
 from ..catalog.availability import GCP_ZONES
 from .base import Model as _Model
 from .consumption import queued_run_duration_problems, unsold_capacity
+from .network import is_local_zone
 
 if TYPE_CHECKING:
     from .model import GpuPool, StackConfig
@@ -374,9 +375,17 @@ def _zone_problems(cfg: StackConfig, at: Loc, pool: GpuPool, zone: str) -> list[
             return [(loc, f"{zone} is not a zone of region {cfg.gcp.region}")]
     if cfg.aws is not None:
         region = re.escape(cfg.aws.region)
-        local = re.fullmatch(rf"{region}-[a-z]{{3}}-[0-9][a-z]", zone)
+        local = is_local_zone(zone) and zone.startswith(cfg.aws.region + "-")
         if not local and not re.fullmatch(rf"{region}[a-z]", zone):
             return [(loc, f"{zone} is not an Availability Zone of region {cfg.aws.region}")]
+        if local and cfg.platform != "eks-managed":
+            return [
+                (
+                    loc,
+                    f"{zone} is a Local Zone: gpuplane places only eks-managed node groups there (through "
+                    "aws.nodeSubnetIds); Karpenter and Auto Mode launch into the cluster's subnets",
+                )
+            ]
         if local and not cfg.aws.nodeSubnetIds:
             return [
                 (

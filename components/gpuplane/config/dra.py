@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..catalog import NODE_IMAGES, lookup
-from ..catalog.dra import MIN_KUBERNETES, PLATFORM_DRA, version_tuple
+from ..catalog.dra import MIN_KUBERNETES, NO_MANUAL_DRIVER, PLATFORM_DRA, version_tuple
 
 if TYPE_CHECKING:
     from .model import GpuPool, StackConfig
@@ -72,6 +72,11 @@ def dra_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
 
 def _pool_problems(cloud: str, at: Loc, pool: GpuPool) -> list[tuple[Loc, str]]:
     out: list[tuple[Loc, str]] = []
+    gpu = lookup(pool.gpu)
+    machine = pool.machineType or (gpu.gcp.default_machine(pool.gpusPerNode) if gpu and gpu.gcp else None) or ""
+    for prefix, why in NO_MANUAL_DRIVER.items():
+        if cloud == "gcp" and machine.startswith(prefix):
+            out.append(((*at, "gpuAllocation"), f"dra disables GKE's driver installation on {machine}, and {why}"))
     if pool.sharing is not None:
         out.append(
             (

@@ -39,6 +39,14 @@ NETWORK_PLATFORMS = ("eks-managed", "eks-karpenter", "gke-standard")
 AWS_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]([a-z]|-[a-z]{3}-[0-9][a-z])$")
 """An Availability Zone (`us-east-1a`) or a Local Zone (`us-east-1-dfw-2a`: EC2 "Local Zones", zone names are
 the parent region, a metro code and a letter; P6e-GB200 UltraServers are in the Dallas one)."""
+LOCAL_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]-[a-z]{3}-[0-9][a-z]$")
+"""An AWS Local Zone (`us-east-1-dfw-2a`): its parent region, a metro code and a letter."""
+
+
+def is_local_zone(zone: str) -> bool:
+    return bool(LOCAL_ZONE.match(zone))
+
+
 PLACEMENT_GROUP = re.compile(r"^(pg-[0-9a-z]+|[A-Za-z0-9][-A-Za-z0-9_.]{0,254})$")
 
 

@@ -42,6 +42,17 @@ def queued_placement(
         raise ConfigError([("pod-group", "give both a pod group name and its size, or neither")])
     if group_size is not None and group_size < 1:
         raise ConfigError([("pod-group", f"a pod group has at least 1 pod, not {group_size}")])
+    if (claims.get("mig") or claims.get("selector")) and pool.minNodes == 0:
+        raise ConfigError(
+            [
+                (
+                    "queue",
+                    "Kueue v0.19 admits a claim with CEL selectors (a MIG profile, --selector) only against devices "
+                    f"nodes already publish (pkg/dra/claims.go), and {pool.name} scales to 0 nodes, so the job would "
+                    "stay suspended: set the pool's minNodes to 1 or more, or claim whole GPUs",
+                )
+            ]
+        )
     nodes = gpu_nodes(cfg.platform, pool, pool_labels(cfg.cluster.name, pool, cfg.platform_spec.cloud))
     if is_queued(pool):
         nodes = r.queued(nodes)

@@ -26,6 +26,17 @@ CHANNEL = "channel"
 COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
 
 
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+"""The node label the gpu-operator's MIG manager partitions a node's GPUs by (a mig-parted config name such as
+`all-1g.23gb`; NVIDIA GPU Operator docs, "GPU Operator with MIG"). The DRA driver publishes MIG devices that
+exist (static MIG); its DynamicMIG gate, which would create them per claim, is alpha and off."""
+GKE_ACCELERATOR = "cloud.google.com/gke-accelerator"
+MIG_ON_GKE = (
+    'GKE partitions GPUs only for its own GPU sharing, which a DRA pool can\'t use (GKE "Set up DRA"), and the '
+    "driver's DynamicMIG gate is alpha: a GKE DRA pool has no MIG devices to claim"
+)
+
+
 def claims_on(nodes: GpuNodes) -> bool:
     """The pool's pods claim GPUs (DRA) rather than count them."""
     return str(nodes.get("allocation") or "device-plugin") == "dra"
@@ -43,8 +54,19 @@ def claim_template(nodes: GpuNodes, gpus: int, mig: str | None = None, selector:
     gpu = lookup(str(dict(nodes["labels"]).get(GPU_LABEL, "")))
     if mig is not None:
         profiles = list(gpu.mig_profiles) if gpu is not None else []
+        labels = dict(nodes["labels"])
         if mig not in profiles:
             problems.append(("mig", f"{mig!r} is not a MIG profile of {gpu.name if gpu else 'this GPU'} ({profiles})"))
+        elif GKE_ACCELERATOR in labels:
+            problems.append(("mig", MIG_ON_GKE))
+        elif MIG_CONFIG_LABEL not in labels:
+            problems.append(
+                (
+                    "mig",
+                    f"{nodes['pool']}'s GPUs are not partitioned, so there are no {mig} devices to claim: give the "
+                    f"pool the gpu-operator MIG manager's label {MIG_CONFIG_LABEL} (e.g. all-{mig}) in its labels",
+                )
+            )
     if selector is not None and not selector.strip():
         problems.append(("selector", "must be a CEL expression over the device (e.g. device.attributes[...])"))
     if problems:
