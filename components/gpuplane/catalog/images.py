@@ -105,9 +105,9 @@ ARM_TYPES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         # EC2 "Accelerated computing instances": P6e-GB200 pairs Blackwell GPUs with Grace (Arm) CPUs.
         "aws": ("p6e-gb200.", "p6e-gb300.", "g5g."),
-        # Compute Engine "GPU machine types", A4X: NVIDIA Grace CPUs (Arm); GKE taints Arm nodes
-        # `kubernetes.io/arch=arm64:NoSchedule` (GKE docs, "Arm workloads on GKE").
-        "gcp": ("a4x-",),
+        # Compute Engine machine families with Arm CPUs: A4X (NVIDIA Grace), C4A (Axion), T2A (Ampere Altra); GKE
+        # taints Arm nodes `kubernetes.io/arch=arm64:NoSchedule` (GKE docs, "Arm workloads on GKE").
+        "gcp": ("a4x-", "c4a-", "t2a-"),
     }
 )
 """Cloud -> instance / machine type prefixes with Arm CPUs (all other GPU machines are x86_64)."""

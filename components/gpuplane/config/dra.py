@@ -72,11 +72,12 @@ def dra_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
 
 def _pool_problems(cloud: str, at: Loc, pool: GpuPool) -> list[tuple[Loc, str]]:
     out: list[tuple[Loc, str]] = []
-    gpu = lookup(pool.gpu)
-    machine = pool.machineType or (gpu.gcp.default_machine(pool.gpusPerNode) if gpu and gpu.gcp else None) or ""
-    for prefix, why in NO_MANUAL_DRIVER.items():
-        if cloud == "gcp" and machine.startswith(prefix):
-            out.append(((*at, "gpuAllocation"), f"dra disables GKE's driver installation on {machine}, and {why}"))
+    from .capacity import pool_machines
+
+    for machine in pool_machines(cloud, pool) if cloud == "gcp" else []:
+        for prefix, why in NO_MANUAL_DRIVER.items():
+            if machine.startswith(prefix):
+                out.append(((*at, "gpuAllocation"), f"dra disables GKE's driver installation on {machine}, and {why}"))
     if pool.sharing is not None:
         out.append(
             (

@@ -168,18 +168,16 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         fixed = cfg.gpuPools if cfg.platform_spec.fixed_pools else []
-        self.dra_driver = dra_driver(
-            name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
-        )
+        on_cluster = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
+        self.dra_driver = dra_driver(name, cfg, on_cluster)
         for variant in sorted({variant_of(machine_type(p)) for p in fixed if claims_gpus(p)}):
             installer = driver_installer(variant)
             k8s.apps.v1.DaemonSet(
                 f"{name}-{installer['metadata']['name']}",
                 metadata=installer["metadata"],
                 spec=installer["spec"],
-                opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
+                opts=on_cluster,
             )
-        on_cluster = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
         classes = [
             custom_resource(f"{name}-{o['metadata']['name']}-computeclass", o, on_cluster) for o in compute_classes(cfg)
         ]

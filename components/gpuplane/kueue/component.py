@@ -12,7 +12,7 @@ from ..args.inputs import GpuNodes
 from ..args.kueue import KueueQueuesArgs, KueueTeamArgs
 from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
 from ..k8s.objects import custom_resource, namespace_manifest, pinned_release
-from ..scheduling.claims import claims_on
+from ..scheduling.claims import serves
 from . import render as r
 
 RELEASE = "kueue"
@@ -101,7 +101,7 @@ class KueueQueues(pulumi.ComponentResource):
             args.get("pods_ready_timeout") or "10m",
             args.get("node_selector") or {},
             args.get("tolerations") or (),
-            dra=any(claims_on(n) or n.get("nvlink_nodes") for n in args["gpu_nodes"]),
+            dra=any(serves(n) for n in args["gpu_nodes"]),
         )
         release = pinned_release(
             f"{name}-release", "kueue", RELEASE, namespace, values, pulumi.ResourceOptions(parent=self, depends_on=[ns])

@@ -25,12 +25,12 @@ from ..k8s.objects import pinned_release, privileged_namespace
 from ..scheduling.claims import claims_on
 from ..scheduling.nodes import agent_tolerations, targets_of
 from .dcgm import critical_pods_quota, quota_manifest, quota_pods, reachable_nodes
+from .operator import SYSTEM_SELECTOR
 
 RELEASE = "nvidia-dra-driver-gpu"
 """Helm release name (fixed, so the objects the chart names after it are known before deploy)."""
 NAMESPACE = "nvidia-dra-driver-gpu"
 """The chart refuses the `default` namespace (`allowDefaultNamespace: false`); this is the one NVIDIA's docs use."""
-SYSTEM_SELECTOR = {"gpuplane.io/role": "system"}
 
 
 class DraHostKind(StrEnum):

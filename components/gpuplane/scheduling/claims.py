@@ -42,6 +42,11 @@ def claims_on(nodes: GpuNodes) -> bool:
     return str(nodes.get("allocation") or "device-plugin") == "dra"
 
 
+def serves(nodes: GpuNodes) -> bool:
+    """The NVIDIA DRA driver's kubelet plugin serves the pool: it claims GPUs or spans NVLink domains."""
+    return claims_on(nodes) or bool(nodes.get("nvlink_nodes"))
+
+
 def _template_name(pool: str, gpus: int, mig: str | None) -> str:
     return f"{pool}-{gpus}x-" + (f"mig-{mig}" if mig else "gpu")
 
@@ -130,4 +135,4 @@ def compute_domain(nodes: GpuNodes, name: str, job_nodes: int) -> dict[str, Any]
     }
 
 
-__all__ = ["CHANNEL", "CLAIM", "claim_fragment", "claim_template", "claims_on", "compute_domain"]
+__all__ = ["CHANNEL", "CLAIM", "claim_fragment", "claim_template", "claims_on", "compute_domain", "serves"]

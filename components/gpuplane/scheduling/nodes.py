@@ -12,9 +12,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ..args.inputs import GpuNodes
-from ..catalog import lookup
 from ..catalog.dra import DRA_NODE_LABELS, PLUGIN_LABEL, PLUGIN_NODE_LABELS
 from ..catalog.images import arch_of
+from ..config.capacity import pool_machines
 from ..config.dra import claims_gpus, needs_driver
 from ..config.model import GpuPool, Taint
 
@@ -78,18 +78,15 @@ ARM_TAINTS = {"gcp": Taint(key="kubernetes.io/arch", value="arm64", effect="NoSc
 Arm workload for deployment"); A4X (GB200) nodes are Arm."""
 
 
-def _gke_machine(pool: GpuPool) -> str:
-    gpu = lookup(pool.gpu)
-    default = gpu.gcp.default_machine(pool.gpusPerNode) if gpu is not None and gpu.gcp is not None else None
-    return pool.machineType or default or ""
-
-
 def pool_taints(cloud: str, pool: GpuPool) -> tuple[Taint, ...]:
     """Taints of a GPU pool: the GPU taint, the spot taint for spot pools, the queued-provisioning taint
     for queued pools, GKE's Arm taint on Arm machines, then the user's."""
     spot = (SPOT_TAINTS[cloud],) if pool.spot and cloud in SPOT_TAINTS else ()
     queued = (QUEUED_TAINTS[cloud],) if "queued" in (pool.capacity or ()) and cloud in QUEUED_TAINTS else ()
-    arm = (ARM_TAINTS[cloud],) if cloud == "gcp" and arch_of(cloud, _gke_machine(pool)) == "arm64" else ()
+    arm_machines = (
+        [m for m in pool_machines(cloud, pool) if arch_of(cloud, m) == "arm64"] if cloud in ARM_TAINTS else []
+    )
+    arm = (ARM_TAINTS[cloud],) if arm_machines else ()
     return (GPU_TAINT, *spot, *queued, *arm, *pool.taints)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from ...catalog.images import arch_of
 from ..mocks_engine import kubernetes_name
 from ..runner import Plan, PlannedResource
 from .chart_pods import (  # re-exported: the simulator's tables stay readable here
@@ -125,8 +126,6 @@ def _managed_node_group(r: PlannedResource) -> list[NodeShape]:
 GKE_SHARING_LABELS = {"TIME_SHARING": "time-sharing", "MPS": "mps"}
 """GKE's node label value per `gpuSharingStrategy` (GKE docs, "Share GPUs with multiple workloads using GPU
 time-sharing" / "... NVIDIA MPS": `cloud.google.com/gke-gpu-sharing-strategy=time-sharing|mps`)."""
-GKE_ARM_MACHINES = ("a4x-", "c4a-", "t2a-")
-"""GKE machine series with Arm CPUs (Compute Engine machine families: A4X Grace, C4A Axion, T2A Ampere)."""
 
 
 def gke_accelerator_labels(accelerators: list[dict[str, Any]]) -> dict[str, str]:
@@ -161,7 +160,7 @@ def _gke_node_pool(r: PlannedResource) -> list[NodeShape]:
     }
     for key, value in gke_accelerator_labels(nc.get("guestAccelerators") or []).items():
         labels[key] = frozenset({value})
-    if str(nc.get("machineType", "")).startswith(GKE_ARM_MACHINES):
+    if arch_of("gcp", str(nc.get("machineType", ""))) == "arm64":
         labels["kubernetes.io/arch"] = frozenset({"arm64"})
     if nc.get("spot"):
         labels["cloud.google.com/gke-spot"] = frozenset({"true"})
