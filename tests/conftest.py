@@ -103,6 +103,14 @@ def stack_with(base: str, **overrides: Any) -> StackFile:
     return StackFile(project=sf.project, stack=f"{sf.stack}-test", config=config)
 
 
+def with_checks(base: str) -> StackFile:
+    """A shipped stack with its post-deploy checks on: the smoke test added, unless the stack already runs
+    `gpuplane:validation` (which includes it; the two together are refused)."""
+    if "gpuplane:validation" in load(base, ROOT).config:
+        return load(base, ROOT)
+    return stack_with(base, smokeTest={"enabled": True})
+
+
 def without_pool(config: dict[str, Any], gone: str) -> dict[str, Any]:
     """A stack's `config:` without pool `gone`, and without its Kueue quotas (a quota on a pool that is gone
     is refused)."""

@@ -4,10 +4,12 @@ from the deploy simulator (`tests/test_oracles.py` holds the simulator's to them
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
 from gpuplane.plan import Plan, PlannedResource
+from gpuplane.plan.monitor import SECRET
 
 GKE_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -15,9 +17,13 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def kube_objects(plan: Plan) -> Iterator[PlannedResource]:
-    """Kubernetes objects gpuplane emits directly (not Helm releases, not providers)."""
+    """Kubernetes objects gpuplane emits directly (not Helm releases, not providers). A Secret's data, which
+    pulumi-kubernetes always marks secret (so the engine view masks the whole map), stands as one masked key."""
     for r in plan.resources:
         if r.custom and r.type.startswith("kubernetes:") and r.type != RELEASE:
+            masked = [k for k in ("data", "stringData") if r.inputs.get(k) == SECRET]
+            if r.inputs.get("kind") == "Secret" and masked:
+                r = dataclasses.replace(r, inputs={**r.inputs, **{k: {"masked": SECRET} for k in masked}})
             yield r
 
 

@@ -15,10 +15,8 @@ import yaml
 
 from gpuplane.plan import Plan, load
 
-from .conftest import ROOT, cached_plan, stack_with
+from .conftest import ROOT, cached_plan, with_checks
 from .graph import kube_objects
-
-SMOKE = {"smokeTest": {"enabled": True}}
 
 
 def object_files(stack: str, plan: Plan) -> dict[str, dict[str, Any]]:
@@ -41,7 +39,7 @@ def object_files(stack: str, plan: Plan) -> dict[str, dict[str, Any]]:
 def stack_files(stack: str) -> dict[str, dict[str, Any]]:
     """The shipped stack's objects and, beside them, what the smoke test adds (identical where both emit)."""
     files = object_files(stack, cached_plan(load(stack, ROOT)))
-    for path, obj in object_files(stack, cached_plan(stack_with(stack, **SMOKE))).items():
+    for path, obj in object_files(stack, cached_plan(with_checks(stack))).items():
         assert files.setdefault(path, obj) == obj, f"{path} differs when the smoke test is on"
     return files
 

@@ -226,6 +226,8 @@ CASES: dict[str, dict[str, str]] = {
     # terraform-provider-aws eks/access_entry.go, addon.go, pod_identity_association.go
     "aws:eks/accessEntry:AccessEntry": {"clusterName": "R", "principalArn": "R", "type": "R", "kubernetesGroups": "-"},
     "aws:eks/addon:Addon": {"clusterName": "R", "addonName": "R", "addonVersion": "-", "configurationValues": "-"},
+    # terraform-provider-tls internal/provider/resource_private_key.go: no Update, every attribute RequiresReplace
+    "tls:index/privateKey:PrivateKey": {"algorithm": "R", "ecdsaCurve": "R", "rsaBits": "R"},
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": {
         "clusterName": "R",
         "namespace": "R",

@@ -154,7 +154,10 @@ def valid_tweaks(raw: dict[str, Any]) -> dict[str, st.SearchStrategy[list[tuple[
             st.booleans().map(lambda v: [("cluster.protect", v)]),
             st.booleans().map(lambda v: [("cluster.retainOnDelete", v)]),
         ),
-        "smokeTest": st.booleans().map(lambda v: [("smokeTest", {"enabled": v})]),
+        # a stack that runs gpuplane:validation turns it off and on; the others the older smoke test
+        "smokeTest": st.booleans().map(
+            lambda v: [("validation.enabled", v)] if "validation" in raw else [("smokeTest", {"enabled": v})]
+        ),
     }
     if platform.cloud == "gcp":
         out["cluster"] = st.sampled_from(["RAPID", "STABLE"]).map(lambda v: [("cluster.releaseChannel", v)])

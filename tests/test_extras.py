@@ -114,7 +114,13 @@ def _extra_closure(extras: dict[str, list[str]], extra: str) -> set[str]:
 def test_extras_are_as_documented() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    assert {_name(d) for d in project["dependencies"]} == {"pulumi", "pulumi-kubernetes", "pydantic", "pyyaml"}
+    assert {_name(d) for d in project["dependencies"]} == {
+        "pulumi",
+        "pulumi-kubernetes",
+        "pulumi-tls",
+        "pydantic",
+        "pyyaml",
+    }
     assert _extra_closure(extras, "gcp") == {"pulumi-gcp"}
     assert _extra_closure(extras, "aws") == {"pulumi-aws", "pulumi-eks"}
     assert _extra_closure(extras, "all") == {"pulumi-gcp", "pulumi-aws", "pulumi-eks"}

@@ -111,8 +111,9 @@ def test_karpenter_chart_and_crds(plan_of: Callable[..., Plan]) -> None:
     assert v["settings"] == {
         "clusterName": "ml-karpenter",
         "interruptionQueue": queue.inputs["name"],
-        # NodeOverlays declare MIG/shared GPU capacity; reservedCapacity lets classes consume ODCRs/Capacity Blocks
-        "featureGates": {"nodeOverlay": True, "reservedCapacity": True},
+        # NodeOverlays declare MIG/shared GPU capacity; reservedCapacity lets classes consume ODCRs/Capacity Blocks;
+        # nodeRepair replaces nodes the node monitoring agent marks unhealthy (gpuplane:health.repair, on by default)
+        "featureGates": {"nodeOverlay": True, "reservedCapacity": True, "nodeRepair": True},
     }
     assert v["serviceAccount"]["name"] == "karpenter"
     for r in plan.resources:

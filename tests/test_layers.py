@@ -25,6 +25,7 @@ RANK = {
     "nvidia": 5,
     "monitoring": 6,
     "kueue": 6,
+    "health": 6,
     "gcp": 7,
     "aws": 7,
     "stack": 8,

@@ -314,7 +314,7 @@ def test_a_platforms_undeclared_args_are_named_with_its_own_arguments() -> None:
     assert set(reasons) == {"cluster.nmae", "gcp.zonez", "gpu_pols"}
     assert "did you mean 'gpu_pools'" in reasons["gpu_pols"]
     assert reasons["gpu_pols"].endswith(
-        "(known: cluster, gcp, gpu_pools, monitoring, smoke_test, queues, allow_unlisted_regions)"
+        "(known: cluster, gcp, gpu_pools, monitoring, smoke_test, health, validation, queues, allow_unlisted_regions)"
     )
 
 

@@ -35,7 +35,7 @@ from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE, Unkn
 
 from gpuplane.plan import Plan, PlannedResource
 
-from .conftest import ROOT, STACKS, parse_python, stack_with
+from .conftest import ROOT, STACKS, parse_python, stack_with, with_checks
 from .graph import gpu_node_pools, node_models
 from .summary import record
 
@@ -242,7 +242,7 @@ def test_shipped_stack_passes_every_policy(stack: str, plan_of: Callable[..., Pl
 @pytest.mark.parametrize("stack", STACKS)
 def test_shipped_stack_pods_pass_every_policy(stack: str, plan_of: Callable[..., Plan]) -> None:
     """Shipped stacks create no pods; with the smoke test on, each GPU pool gets an `nvidia-smi` Job."""
-    plan = plan_of(stack_with(stack, smokeTest={"enabled": True}))
+    plan = plan_of(with_checks(stack))
     jobs = plan.by_type(JOB)
     examined, found = examine(plan.resources)
     assert not found, found
@@ -257,7 +257,7 @@ def test_shipped_stack_pods_pass_every_policy(stack: str, plan_of: Callable[...,
 def test_every_rule_examines_some_shipped_resource(plan_of: Callable[..., Plan]) -> None:
     total: Counter[str] = Counter()
     for stack in STACKS:
-        total += examine(plan_of(stack_with(stack, smokeTest={"enabled": True})).resources)[0]
+        total += examine(plan_of(with_checks(stack)).resources)[0]
     assert set(total) == set(LEVELS) and min(total.values()) > 0, total
 
 

@@ -133,6 +133,7 @@ def test_declared_dependencies_cover_every_import() -> None:
         "pulumi": "pulumi",
         "pulumi_gcp": "pulumi-gcp",
         "pulumi_kubernetes": "pulumi-kubernetes",
+        "pulumi_tls": "pulumi-tls",
         "pulumi_aws": "pulumi-aws",
         "pulumi_eks": "pulumi-eks",
         "pydantic": "pydantic",

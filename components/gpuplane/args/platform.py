@@ -136,6 +136,38 @@ class SmokeTestArgs(TypedDict):
     """A CUDA base image with `nvidia-smi`."""
 
 
+class HealthArgs(TypedDict):
+    """GPU fault detection and node repair (`gpuplane:health`, docs/health.md)."""
+
+    detection: NotRequired[bool]
+    """EKS: install the node monitoring agent add-on, which sets `AcceleratedHardwareReady` (default true)."""
+    repair: NotRequired[bool]
+    """Replace failed nodes: node groups' `nodeRepairConfig`, Karpenter's `nodeRepair` gate (default true)."""
+    max_parallel_repairs: NotRequired[int]
+    """Managed node groups: nodes repaired at once (default 1)."""
+    max_unhealthy_percent: NotRequired[int]
+    """Managed node groups: stop repairing above this share unhealthy (default 20)."""
+
+
+class ValidationArgs(TypedDict):
+    """Post-deploy checks per GPU pool (`gpuplane:validation`): GPUs visible, DCGM diagnostics, NCCL."""
+
+    enabled: NotRequired[bool]
+    """Create the checks' Jobs (off by default)."""
+    image: NotRequired[str]
+    """A CUDA base image with `nvidia-smi`."""
+    dcgm_image: NotRequired[str]
+    """An image with `dcgmi`."""
+    diagnostics: NotRequired[bool]
+    """Run `dcgmi diag -r 1` on one node of each pool (default true)."""
+    nccl: NotRequired[bool]
+    """Run an NCCL all-reduce on EFA and GPUDirect RDMA pools (default true)."""
+    nccl_nodes: NotRequired[int]
+    """Nodes the NCCL test spans (default 2)."""
+    nccl_min_bus_bandwidth: NotRequired[Mapping[str, float]]
+    """Pool -> bus bandwidth floor (GB/s) where the catalog cites none, or to hold one higher."""
+
+
 class MonitoringArgs(TypedDict):
     """GPU metrics settings (`gpuplane:monitoring`). Plain values."""
 
@@ -270,7 +302,9 @@ class AwsArgs(TypedDict):
     """KMS key for Kubernetes secrets (may be an Output); unset: one is created."""
 
 
-VERBATIM = frozenset({"labels", "selector_labels", "quota", "discovery_tags", "system_node_selector"})
+VERBATIM = frozenset(
+    {"labels", "selector_labels", "quota", "discovery_tags", "system_node_selector", "nccl_min_bus_bandwidth"}
+)
 """Arg keys whose value is a map of user keys (labels), passed on as given."""
 
 

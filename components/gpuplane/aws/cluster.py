@@ -12,8 +12,10 @@ import pulumi_kubernetes as k8s
 
 from ..catalog.regions import aws_partition
 from ..config.aws import AwsConfig
+from ..config.health import HealthConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.network import is_local_zone
+from ..health.repair import repair_transform
 from ..resources.lifecycle import keep_component_options, keep_options
 from ..resources.names import ROLE, fit_autoname
 from . import efa, render
@@ -33,6 +35,7 @@ class EksGpuClusterArgs:
         gpu_pools: Sequence[GpuPool],
         auto_mode: bool = False,
         system_autoscaled: bool = True,
+        health: HealthConfig | None = None,
     ) -> None:
         self.cluster = cluster
         """Cluster name, Kubernetes version, deletion protection and system pool."""
@@ -45,6 +48,8 @@ class EksGpuClusterArgs:
         self.system_autoscaled = system_autoscaled
         """A cluster-autoscaler scales the system node group (within `systemPool` min..max); without one the
         group is fixed at `minNodes`, as nothing else would move it."""
+        self.health = health if health is not None else HealthConfig()
+        """Node repair: every managed node group gets `nodeRepairConfig` when `repair` is on."""
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -112,8 +117,18 @@ class EksGpuCluster(pulumi.ComponentResource):
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
+            repair = [repair_transform(args.health)] if args.health.repair else []
             gpu_groups = self._node_groups(
-                name, c, args.gpu_pools, cluster, private, a.ssmAccess, vpc_id, args.system_autoscaled, a.nodeSubnetIds
+                name,
+                c,
+                args.gpu_pools,
+                cluster,
+                private,
+                a.ssmAccess,
+                vpc_id,
+                args.system_autoscaled,
+                a.nodeSubnetIds,
+                repair,
             )
 
         self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
@@ -158,6 +173,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         vpc_id: pulumi.Input[str] = "",
         system_autoscaled: bool = True,
         node_subnets: Sequence[str] = (),
+        transforms: Sequence[pulumi.ResourceTransform] = (),
     ) -> list[eks.ManagedNodeGroup]:
         """The node role, the system node group, and one tagged managed node group per GPU pool (all returned)."""
         child = pulumi.ResourceOptions(parent=self)
@@ -178,7 +194,8 @@ class EksGpuCluster(pulumi.ComponentResource):
             )
             for policy in render.node_policies(ssm_access)
         ]
-        group_opts = pulumi.ResourceOptions(parent=self, depends_on=attachments)
+        # node repair reaches the cloud node group inside pulumi-eks's component through a transform
+        group_opts = pulumi.ResourceOptions(parent=self, depends_on=attachments, transforms=list(transforms) or None)
         system = render.system_node_group_args(c, system_autoscaled)
         system_group = self._node_group(
             name, c.name, "system", cluster, node_role, private, system, c.systemPool.diskSizeGb, group_opts

@@ -39,6 +39,7 @@ class KarpenterArgs:
         subnet_ids: Sequence[str] = (),
         ssm_access: bool = False,
         cluster_name: pulumi.Input[str] | None = None,
+        node_repair: bool = False,
     ) -> None:
         self.cluster = cluster
         """The EKS cluster's config (name, system pool for the controller's replicas)."""
@@ -54,6 +55,10 @@ class KarpenterArgs:
         """Existing private subnets to launch into; empty selects subnets tagged `karpenter.sh/discovery`."""
         self.ssm_access = ssm_access
         """Attach Session Manager's policy to the node role."""
+        self.node_repair = node_repair
+        """Turn on Karpenter's node repair (feature gate `nodeRepair`, alpha in 1.14): it replaces a node whose
+        `AcceleratedHardwareReady` condition has been False for 10 minutes, forcefully (no drain, no
+        PodDisruptionBudgets). Needs the EKS node monitoring agent to set the conditions."""
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -166,7 +171,7 @@ class Karpenter(pulumi.ComponentResource):
             "karpenter",
             kr.RELEASE,
             kr.NAMESPACE,
-            kr.controller_values(args.cluster, c),
+            kr.controller_values(args.cluster, c, args.node_repair),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, identity, *policies, access]),
             skip_crds=True,
         )

@@ -84,7 +84,7 @@ def pod_identity_trust() -> str:
     )
 
 
-def controller_values(cluster: ClusterConfig, queue_name: str) -> dict[str, Any]:
+def controller_values(cluster: ClusterConfig, queue_name: str, node_repair: bool = False) -> dict[str, Any]:
     """Chart values: cluster name and interruption queue; the controller on the system nodes (two
     replicas when there are two system nodes for its anti-affinity), Pod Identity for AWS access."""
     return {
@@ -95,10 +95,12 @@ def controller_values(cluster: ClusterConfig, queue_name: str) -> dict[str, Any]
         # reservedCapacity (beta, on by default in 1.14: charts/karpenter values.yaml) makes Karpenter
         # launch into the EC2NodeClasses' capacity reservations (`reserved` capacity); set explicitly so
         # a chart default flip cannot silently turn reserved GPU classes into on-demand ones.
+        # nodeRepair (alpha, off by default) replaces nodes whose node monitoring agent conditions stay
+        # unhealthy (gpuplane:health.repair; catalog.health).
         "settings": {
             "clusterName": cluster.name,
             "interruptionQueue": queue_name,
-            "featureGates": {"nodeOverlay": True, "reservedCapacity": True},
+            "featureGates": {"nodeOverlay": True, "reservedCapacity": True, "nodeRepair": node_repair},
         },
         "serviceAccount": {"name": SERVICE_ACCOUNT},
         "replicas": 2 if cluster.systemPool.minNodes >= 2 else 1,

@@ -10,6 +10,8 @@ import pulumi_aws as aws
 
 from ..args.checks import check, pool_config, require
 from ..args.inputs import GpuNodes, GpuPoolArgs
+from ..args.platform import HealthArgs, to_config
+from ..health.repair import node_repair_args
 from ..k8s.clusters import ClusterFacts, cluster_problems, from_cluster, label_of
 from ..scheduling.placement import gpu_nodes
 from . import render
@@ -37,6 +39,9 @@ class EksGpuNodeGroupsArgs(TypedDict):
     """One managed node group per entry (checked like `gpuplane:gpuPools` of an eks-managed stack)."""
     kubernetes_version: NotRequired[pulumi.Input[str]]
     """Kubernetes version of the nodes, e.g. `cluster.eks_cluster.version`; unset: the cluster's at creation."""
+    health: NotRequired[HealthArgs]
+    """Node repair (`repair`, default on: each group's `nodeRepairConfig`). GPU faults reach it only through the
+    EKS node monitoring agent add-on, which your cluster installs (`detection` is not read here)."""
     cluster_label: NotRequired[str]
     """The `gpuplane.io/cluster` label and name prefix of node groups and launch templates; unset: the
     cluster's name when `cluster_name` is a plain string, else this component's name."""
@@ -90,6 +95,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
                 "platform": "eks-managed",
                 "cluster": {"name": label},
                 "gpuPools": [pool_config(p) for p in args["gpu_pools"]],
+                **({"health": to_config(args["health"])} if "health" in args else {}),
             },
             {"gpuPools": "gpu_pools", "cluster.name": label_arg},
             also=unknown,
@@ -120,6 +126,8 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             }
             if args.get("kubernetes_version"):
                 wiring["version"] = args["kubernetes_version"]
+            if cfg.health.repair:
+                wiring["node_repair_config"] = node_repair_args(cfg.health)
             group = aws.eks.NodeGroup(
                 f"{name}-{pool.name}",
                 opts=child,

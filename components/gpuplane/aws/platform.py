@@ -19,10 +19,22 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..args.inputs import AmiType, ExporterHost, GpuAllocation, GpuNodes, GpuPoolArgs
-from ..args.platform import AwsArgs, ClusterArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
+from ..args.platform import (
+    AwsArgs,
+    ClusterArgs,
+    HealthArgs,
+    MonitoringArgs,
+    QueuesArgs,
+    SmokeTestArgs,
+    ValidationArgs,
+    platform_config,
+)
 from ..catalog import NODE_IMAGES
+from ..catalog.health import AGENT_ADDON
 from ..catalog.platforms import Source
 from ..config.model import StackConfig
+from ..health.component import validation_checks
+from ..health.repair import agent_configuration, agent_wanted, repair_wanted
 from ..k8s.objects import custom_resource, pinned_release
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
@@ -31,7 +43,6 @@ from ..nvidia import dcgm, operator
 from ..nvidia.dra import dra_driver
 from ..scheduling.nodes import pool_target
 from ..scheduling.placement import stack_gpu_nodes
-from ..scheduling.smoke import smoke_tests
 from . import efa
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
@@ -72,6 +83,10 @@ class EksGpuPlatformArgs(TypedDict):
     """How GPU metrics reach Prometheus, and the alert thresholds."""
     smoke_test: NotRequired[SmokeTestArgs]
     """An `nvidia-smi` Job per GPU pool after deploy."""
+    health: NotRequired[HealthArgs]
+    """GPU fault detection and node repair (default: on where the platform lets gpuplane set it)."""
+    validation: NotRequired[ValidationArgs]
+    """Post-deploy checks per GPU pool: GPUs visible, DCGM diagnostics, NCCL (replaces `smoke_test`)."""
     queues: NotRequired[QueuesArgs]
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
     allow_unlisted_regions: NotRequired[bool]
@@ -155,18 +170,20 @@ class EksGpuPlatform(pulumi.ComponentResource):
                 cfg.gpuPools if fixed else [],
                 auto_mode=cfg.platform == "eks-automode",
                 system_autoscaled=fixed,  # cluster-autoscaler runs with fixed pools only
+                health=cfg.health,
             ),
             opts=on_aws,
         )
         on_k8s = pulumi.ResourceOptions(
             parent=self, providers={"aws": provider, "kubernetes": self.cluster.k8s_provider}
         )
+        self.node_monitoring = node_monitoring_agent(name, cfg, self.cluster.cluster_name, on_aws)
         PROVISIONERS[cfg.platform](self, name, cfg, on_k8s)
         efa_device_plugin(name, cfg, on_k8s)
         self.dra_driver = dra_driver(name, cfg, on_k8s)
         self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
-        smoke_tests(name, cfg, [self.exporter, *([self.dra_driver] if self.dra_driver else [])], on_k8s)
+        validation_checks(name, cfg, [self.exporter, *([self.dra_driver] if self.dra_driver else [])], on_k8s)
         kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
@@ -207,6 +224,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
             subnet_ids=cfg.aws.privateSubnetIds,
             ssm_access=cfg.aws.ssmAccess,
             cluster_name=self.cluster.cluster_name,
+            node_repair=repair_wanted(cfg),
         )
         Karpenter(f"{name}-karpenter", args, opts=opts)
 
@@ -291,3 +309,22 @@ def build(cfg: StackConfig, opts: pulumi.ResourceOptions | None = None) -> dict[
         "exporterNamespace": scrape_target(cfg).namespace,
         **platform.outputs,
     }
+
+
+def node_monitoring_agent(
+    name: str, cfg: StackConfig, cluster_name: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> aws.eks.Addon | None:
+    """The EKS node monitoring agent add-on where gpuplane manages the nodes (`health.detection`): it sets the
+    `AcceleratedHardwareReady` condition from XID and DCGM faults, which node repair acts on. Its dcgm-server
+    tolerates the GPU taints (`health.repair.AGENT_TOLERATIONS`: by default it would not run on them)."""
+    if not agent_wanted(cfg):
+        return None
+    return aws.eks.Addon(
+        f"{name}-node-monitoring-agent",
+        cluster_name=cluster_name,
+        addon_name=AGENT_ADDON,
+        configuration_values=agent_configuration(),
+        resolve_conflicts_on_create="OVERWRITE",
+        resolve_conflicts_on_update="OVERWRITE",
+        opts=opts,
+    )

@@ -133,6 +133,21 @@ def parser() -> argparse.ArgumentParser:
         ("text", "json"),
     )
     lc.add_argument("--change", action="append", metavar="ID", help="only this routine change (repeatable)")
+    va = _command(
+        sub,
+        "validate",
+        c.cmd_validate,
+        "judge the post-deploy checks' output (kubectl logs --prefix) per pool; exit 1 on a failed or missing check",
+        ("table", "json"),
+    )
+    va.add_argument("--from", dest="log", required=True, metavar="LOGFILE", help="the checks' pods' logs (- : stdin)")
+    _command(
+        sub,
+        "conformance",
+        c.cmd_conformance,
+        "CNCF Kubernetes AI Conformance v1.36: how the stack meets each requirement",
+        ("table", "json"),
+    )
     _command(sub, "gpus", c.cmd_gpus, "list the GPU catalog", ("table", "json"), stack=False)
     _command(sub, "stacks", c.cmd_stacks, "list the project's stacks", ("text", "json"), stack=False)
     mx = _command(

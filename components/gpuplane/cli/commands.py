@@ -181,6 +181,47 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 3 if args.fail_on_disruptive and d.disruptive else 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Exit 1 when a check failed or left no output."""
+    from ..health.results import judge, split_log, table
+    from ..health.validation import checks
+
+    cfg = _config(args.stack)
+    expected = checks(cfg)
+    if not expected:
+        raise InputError("the stack runs no checks: set gpuplane:validation.enabled (or smokeTest.enabled)", "STACK")
+    try:
+        text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"cannot read {args.log}: {exc.strerror or exc}", "--from") from None
+    outputs = split_log(text.splitlines(), [p.name for p in cfg.gpuPools])
+    if not outputs:
+        raise InputError(
+            f"no check output in {args.log}: it needs `kubectl logs --prefix` lines of the checks' pods "
+            "(docs/health.md)",
+            "--from",
+        )
+    verdicts = judge(expected, outputs)
+    if args.format == "json":
+        emit(args, to_json({"stack": args.stack, "checks": [v.to_json() for v in verdicts]}))
+    else:
+        emit(args, table(verdicts))
+    return 0 if all(v.ok for v in verdicts) else 1
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    from ..catalog.conformance import SOURCE, VERSION
+    from ..health.conformance import report, to_text
+
+    cfg = _config(args.stack)
+    rows = report(cfg, _plan(args.stack).resources)
+    if args.format == "json":
+        emit(args, to_json({"stack": args.stack, "checklist": VERSION, "source": SOURCE, "requirements": rows}))
+    else:
+        emit(args, to_text(args.stack, rows))
+    return 0
+
+
 def cmd_gpus(args: argparse.Namespace) -> int:
     from ..catalog import GPUS
 

@@ -18,6 +18,7 @@ from .base import Model as _Model
 from .base import context_value, shaped, suggest, unknown
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
+from .health import HealthConfig, ValidationConfig
 from .monitoring import MonitoringConfig
 from .pool import (  # re-exported: GpuPool, Taint and the pool helpers are config.model's API too
     CLOUD_NAMES as CLOUD_NAMES,
@@ -120,7 +121,12 @@ class StackConfig(_Model):
     karpenter: KarpenterConfig | None = Field(default=None, validate_default=True)
     """Karpenter NodePool and EC2NodeClass settings (`eks-karpenter`)."""
     smokeTest: SmokeTest | None = None
-    """Optional `nvidia-smi` Job per pool that proves each pool can run a GPU pod."""
+    """Optional `nvidia-smi` Job per pool that proves each pool can run a GPU pod (`validation` replaces it:
+    `smokeTest: {enabled: true}` is `validation` with only the GPU count check)."""
+    health: HealthConfig = Field(default_factory=HealthConfig)
+    """GPU fault detection and node repair (docs/health.md)."""
+    validation: ValidationConfig | None = None
+    """Post-deploy checks per GPU pool: GPUs visible, DCGM diagnostics, NCCL across nodes (docs/health.md)."""
     fleet: FleetConfig | None = None
     """Lay the platform over several regions, one cluster each (see `gpuplane.stack.fleet`)."""
     prices: PriceConfig = Field(default_factory=PriceConfig)
@@ -216,6 +222,25 @@ class StackConfig(_Model):
         if v is None and info.field_name in platform.sections:
             return {}  # validated next into the section's defaults
         return v
+
+    @field_validator("validation")
+    @classmethod
+    def _one_validation(cls, v: ValidationConfig | None, info: ValidationInfo) -> ValidationConfig | None:
+        if v is not None and info.data.get("smokeTest") is not None:
+            raise ValueError(
+                "replaces smokeTest: give one of them (validation: {enabled: true} runs the smoke test too)"
+            )
+        return v
+
+    @property
+    def checks(self) -> ValidationConfig | None:
+        """The post-deploy checks the stack asks for: `validation`, or the old `smokeTest` as its GPU count check
+        alone; None when off."""
+        if self.validation is not None:
+            return self.validation if self.validation.enabled else None
+        if self.smokeTest is not None and self.smokeTest.enabled:
+            return ValidationConfig(enabled=True, image=self.smokeTest.image, diagnostics=False, nccl=False)
+        return None
 
     @field_validator("queues")
     @classmethod

@@ -15,9 +15,19 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..args.inputs import GpuNodes, GpuPoolArgs
-from ..args.platform import ClusterArgs, GcpArgs, MonitoringArgs, QueuesArgs, SmokeTestArgs, platform_config
+from ..args.platform import (
+    ClusterArgs,
+    GcpArgs,
+    HealthArgs,
+    MonitoringArgs,
+    QueuesArgs,
+    SmokeTestArgs,
+    ValidationArgs,
+    platform_config,
+)
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
+from ..health.component import validation_checks
 from ..k8s.objects import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.standalone import DEVICE_PLUGIN
@@ -25,7 +35,6 @@ from ..monitoring.wiring import monitoring_outputs
 from ..resources.lifecycle import keep_options
 from ..scheduling.compute_class import compute_classes
 from ..scheduling.placement import stack_gpu_nodes
-from ..scheduling.smoke import smoke_tests
 from . import render
 from .access import kube_access, node_service_account
 from .network import cloud_nat, endpoint_args
@@ -79,6 +88,10 @@ class GkeAutopilotPlatformArgs(TypedDict):
     """`scrape-config` (GKE's device plugin metrics) or `gke-managed` (GKE's managed DCGM collection)."""
     smoke_test: NotRequired[SmokeTestArgs]
     """An `nvidia-smi` Job per GPU class after deploy."""
+    health: NotRequired[HealthArgs]
+    """GPU fault detection and node repair (default: on where the platform lets gpuplane set it)."""
+    validation: NotRequired[ValidationArgs]
+    """Post-deploy checks per GPU class: GPUs visible, DCGM diagnostics, NCCL (replaces `smoke_test`)."""
     queues: NotRequired[QueuesArgs]
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
     allow_unlisted_regions: NotRequired[bool]
@@ -139,7 +152,7 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         classes = [
             custom_resource(f"{name}-{o['metadata']['name']}-computeclass", o, on_k8s) for o in compute_classes(cfg)
         ]
-        smoke_tests(name, cfg, classes, on_k8s)  # pods that select a class wait for it
+        validation_checks(name, cfg, classes, on_k8s)  # pods that select a class wait for it
         kueue_queues(name, cfg, on_k8s)
         self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""

@@ -20,14 +20,17 @@ from ..args.platform import (
     AutoProvisioningArgs,
     ClusterArgs,
     GcpArgs,
+    HealthArgs,
     MonitoringArgs,
     QueuesArgs,
     SmokeTestArgs,
+    ValidationArgs,
     platform_config,
 )
 from ..config.capacity import uses_compute_class
 from ..config.dra import claims_gpus
 from ..config.model import StackConfig
+from ..health.component import validation_checks
 from ..k8s.objects import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
@@ -36,7 +39,6 @@ from ..nvidia import dcgm
 from ..nvidia.dra import dra_driver
 from ..scheduling.compute_class import compute_classes
 from ..scheduling.placement import stack_gpu_nodes
-from ..scheduling.smoke import smoke_tests
 from . import gpudirect
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 from .driver_installer import driver_installer, variant_of
@@ -71,6 +73,10 @@ class GkeGpuPlatformArgs(TypedDict):
     """How GPU metrics reach Prometheus, and the alert thresholds."""
     smoke_test: NotRequired[SmokeTestArgs]
     """An `nvidia-smi` Job per GPU pool after deploy."""
+    health: NotRequired[HealthArgs]
+    """GPU fault detection and node repair (default: on where the platform lets gpuplane set it)."""
+    validation: NotRequired[ValidationArgs]
+    """Post-deploy checks per GPU pool: GPUs visible, DCGM diagnostics, NCCL (replaces `smoke_test`)."""
     queues: NotRequired[QueuesArgs]
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
     allow_unlisted_regions: NotRequired[bool]
@@ -196,7 +202,7 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             self.exporter,
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
-        smoke_tests(
+        validation_checks(
             name,
             cfg,
             [

@@ -84,6 +84,9 @@ class RuleSettings:
     temperature_celsius: float = 85.0
     memory_ratio: float = 0.95
     job: str = JOB_NAME
+    node_condition: str = ""
+    """The node condition the platform sets for the same GPU faults (`catalog.health`), named on the health
+    alerts so a responder finds the repair that follows; empty: none."""
     exporter_pods: ExporterPods | None = None
     """Set where kube-state-metrics runs (`install`): adds `GpuNodeWithoutExporter`."""
 
@@ -116,14 +119,13 @@ def allocated(metric: str, labels: LabelModel) -> str:
     return workload(f'{metric}{{{labels.stored("pod")}!=""}}', labels)
 
 
-def _alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str) -> dict[str, Any]:
-    return {
-        "alert": name,
-        "expr": expr,
-        "for": for_,
-        "labels": {"severity": severity},
-        "annotations": {"summary": summary, "description": description},
-    }
+def _alert(
+    name: str, expr: str, for_: str, severity: str, summary: str, description: str, condition: str = ""
+) -> dict[str, Any]:
+    annotations = {"summary": summary, "description": description}
+    if condition:
+        annotations["node_condition"] = condition
+    return {"alert": name, "expr": expr, "for": for_, "labels": {"severity": severity}, "annotations": annotations}
 
 
 def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
@@ -150,6 +152,7 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
                 "critical",
                 "GPU reported an XID error",
                 f"GPU {where} reported XID {{{{ $value }}}}.",
+                s.node_condition,
             ),
             _alert(
                 "GpuTemperatureHigh",
@@ -179,6 +182,7 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
                 "critical",
                 "GPU memory row remapping failed",
                 f"GPU {where} could not remap a faulty memory row; drain the node.",
+                s.node_condition,
             ),
             _alert(
                 "GpuUncorrectableRemappedRows",
@@ -187,6 +191,7 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
                 "warning",
                 "GPU remapped rows after uncorrectable memory errors",
                 f"GPU {where} remapped rows after uncorrectable errors; it needs a reset.",
+                s.node_condition,
             ),
         ]
     alerts.append(

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pulumi
 
+from ..catalog.health import HEALTH
 from ..config.model import StackConfig
 from ..config.monitoring import MonitoringConfig
 from .labels import label_model
@@ -34,6 +35,7 @@ def settings_for(platform: str, m: MonitoringConfig, target: ScrapeTarget | None
         idle_percent=m.idlePercent,
         temperature_celsius=m.temperatureCelsius,
         memory_ratio=m.memoryRatio,
+        node_condition=HEALTH[platform].condition if platform in HEALTH else "",
         exporter_pods=pods,
     )
 

@@ -89,6 +89,30 @@ def _helm_release(a: pulumi.runtime.MockResourceArgs) -> State:
     }
 
 
+PACKAGED_CHILDREN = {
+    "eks:index:ManagedNodeGroup": "aws:eks/nodeGroup:NodeGroup",
+    "eks:index:Cluster": "aws:eks/cluster:Cluster",
+}
+"""Packaged (multi-language) component -> the cloud resource it creates that a transform may change
+(pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts, cluster.ts)."""
+
+
+def child_inputs(type_: str, name: str, transforms: list[Any]) -> dict[str, Any]:
+    """The inputs `transforms` add to the packaged component's cloud child, as the engine would run them on it
+    (the offline plan has no child: pulumi-eks's code does not run under mocks)."""
+    child = PACKAGED_CHILDREN.get(type_)
+    if child is None or not transforms:
+        return {}
+    props: dict[str, Any] = {}
+    for transform in transforms:
+        if not callable(transform):
+            continue
+        out = transform(pulumi.ResourceTransformArgs(True, child, name, dict(props), pulumi.ResourceOptions()))
+        if out is not None:
+            props = dict(out.props)
+    return props
+
+
 def _echo(a: pulumi.runtime.MockResourceArgs) -> State:
     return dict(a.inputs)
 
@@ -173,6 +197,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             **mocks_aws.outputs(self.region),
             **mocks_extra.aws_outputs(self.region),
             **mocks_extra.gcp_outputs(),
+            **mocks_extra.tls_outputs(),
         }
         self.calls = {
             **mocks_aws.calls(self.region),
@@ -269,7 +294,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         """Register the `aws.eks.NodeGroup` the remote component creates, and return a reference to it."""
         cluster_ref = str(args.inputs.get("cluster", ""))
         cluster = next((n for urn_name, n in self.eks_clusters.items() if cluster_ref.endswith("::" + urn_name)), "")
-        ng_state = mocks_aws.node_group_state(args, cluster, self.region())
+        ng_state = {**mocks_aws.node_group_state(args, cluster, self.region())}
+        ng_state.update(child_inputs(args.typ, args.name, list(args.transforms)))  # e.g. nodeRepairConfig
         ng_id = f"{cluster}:{ng_state['nodeGroupName']}"
         ref = self._inner("eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup", args.name, ng_id, ng_state)
         return f"{args.name}-{digest(args.name)[:8]}", {**args.inputs, "nodeGroup": ref}

@@ -127,6 +127,28 @@ def gcp_outputs() -> dict[str, Outputs]:
     }
 
 
+def tls_outputs() -> dict[str, Outputs]:
+    """pulumi-tls's `PrivateKey` (pulumi/pulumi-tls provider/cmd/pulumi-resource-tls/schema.json): its key in
+    PEM and OpenSSH forms and the public key's fingerprints, derived from the name (a stand-in, not a key)."""
+
+    def private_key(a: pulumi.runtime.MockResourceArgs) -> State:
+        d = digest(a.typ, a.name)
+        algorithm = str(a.inputs.get("algorithm", "RSA"))
+        body = f"gpuplane-offline-plan-{algorithm.lower()}-{d[:32]}"
+        return {
+            **a.inputs,
+            "privateKeyPem": f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n",
+            "privateKeyPemPkcs8": f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n",
+            "privateKeyOpenssh": f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----\n",
+            "publicKeyPem": f"-----BEGIN PUBLIC KEY-----\n{body}\n-----END PUBLIC KEY-----\n",
+            "publicKeyOpenssh": f"ssh-{algorithm.lower()} {body}\n",
+            "publicKeyFingerprintMd5": ":".join(d[i : i + 2] for i in range(0, 32, 2)),
+            "publicKeyFingerprintSha256": f"SHA256:{d[:43]}",
+        }
+
+    return {"tls:index/privateKey:PrivateKey": private_key}
+
+
 def _policy_document(args: Mapping[str, Any]) -> dict[str, Any]:
     """`aws.iam.get_policy_document`: the statements as IAM JSON (hashicorp/terraform-provider-aws
     internal/service/iam/policy_document.go: single values stay scalars, principals map by type)."""

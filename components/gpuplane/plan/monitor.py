@@ -17,7 +17,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from .mocks import RESOURCE_SIG, SIG_KEY
+from .mocks import RESOURCE_SIG, SIG_KEY, child_inputs
 
 SECRET_SIG: str = rpc._special_secret_sig
 """The SDK's marker of a secret in serialised properties (pulumi/runtime/rpc.py), as are `UNKNOWN` and the
@@ -73,6 +73,9 @@ class PlannedResource:
     """Package -> provider reference, as given to a (remote) component."""
     aliases: tuple[Any, ...] = ()
     """Pulumi `aliases` as registered: old URNs, or alias specs (`{"name": ..., "parentUrn": ...}`)."""
+    child_inputs: dict[str, Any] = field(default_factory=dict)
+    """A packaged component's transforms run on the cloud resource it creates (`mocks.PACKAGED_CHILDREN`): the
+    inputs they give that child (pulumi-eks's node group gets `nodeRepairConfig` this way)."""
     filled: dict[str, Any] = field(default_factory=dict, compare=False)
     """Inputs the engine or the provider fills in where the program left them unset (an engine-made `name`,
     the provider's `project` and `location`), as the mocks applied them; not part of the JSON."""
@@ -98,6 +101,8 @@ class PlannedResource:
             "aliases": list(self.aliases),
         }
         out.update({k: v for k, v in options.items() if v})
+        if self.child_inputs:
+            out["childInputs"] = self.child_inputs
         return out
 
 
@@ -157,6 +162,7 @@ class RecordingMonitor(pm.MockMonitor):
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
                 transforms=tuple(transforms),
+                child_inputs=child_inputs(request.type, request.name, transforms),
                 ignore_changes=tuple(request.ignoreChanges),
                 replace_on_changes=tuple(request.replaceOnChanges),
                 delete_before_replace=bool(request.deleteBeforeReplace),

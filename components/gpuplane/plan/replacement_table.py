@@ -282,6 +282,13 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
         "aws:eks/addon:Addon": forcenew(
             TPA + "eks/addon.go", ("clusterName", "cluster_name"), ("addonName", "addon_name")
         ),
+        # the provider has no update for a key: every argument is RequiresReplace
+        "tls:index/privateKey:PrivateKey": forcenew(
+            "hashicorp/terraform-provider-tls internal/provider/resource_private_key.go (RequiresReplace)",
+            ("algorithm", "algorithm"),
+            ("ecdsaCurve", "ecdsa_curve"),
+            ("rsaBits", "rsa_bits"),
+        ),
         "aws:eks/podIdentityAssociation:PodIdentityAssociation": forcenew(
             TPA + "eks/pod_identity_association.go (RequiresReplace)",
             ("clusterName", "cluster_name"),

@@ -292,6 +292,13 @@ def placement(
     return fragment
 
 
+def node_units(cfg: StackConfig, pool_name: str) -> int:
+    """GPU units (GPUs, or MIG slices / shares on a sharing pool) one node of the pool offers."""
+    pool = find_pool(cfg, pool_name)
+    nodes = gpu_nodes(cfg.platform, pool, pool_labels(cfg.cluster.name, pool, cfg.platform_spec.cloud))
+    return int(nodes.get("capacity", 1))
+
+
 def _mig_units(nodes: GpuNodes, mig: str | None) -> int:
     """MIG devices of profile `mig` one GPU of the pool splits into (1 without `mig`; an unknown profile is
     reported by `claims.claim_template`)."""

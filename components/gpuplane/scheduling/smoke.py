@@ -1,8 +1,10 @@
-"""Optional smoke test: one `nvidia-smi` Job per GPU pool, placed with the placement helpers.
+"""Optional smoke test: one `nvidia-smi` Job per GPU pool, placed with the placement helpers: the GPU count
+check of `gpuplane:validation` (`health.validation` adds DCGM diagnostics and NCCL).
 
-Off by default (`gpuplane:smokeTest.enabled`). After `pulumi up`, each Job completing proves that a GPU
-of that pool is schedulable: the pool scales up, the device plugin advertises the GPU, and a pod with
-the helper's affinity and tolerations lands there. Pulumi waits for each Job to finish.
+Off by default (`gpuplane:validation.enabled`, or the older `gpuplane:smokeTest.enabled`). After `pulumi up`,
+each Job completing proves that a GPU of that pool is schedulable: the pool scales up, the device plugin
+advertises the GPU, and a pod with the helper's affinity and tolerations lands there. Pulumi waits for each
+Job to finish.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
 from ..k8s.objects import namespace_manifest
-from .placement import placement, pod
+from .placement import node_units, placement, pod
 
 NAMESPACE = "gpuplane-smoke"
 
@@ -28,13 +30,21 @@ NOBODY = 65534
 (`NVreg_DeviceFileMode=0666`), so `nvidia-smi` needs no root."""
 
 
+def count_units(cfg: StackConfig, pool: str) -> int:
+    """GPU units the smoke Job takes: with `validation`, every GPU of a node (so `nvidia-smi -L` can count
+    them; a node whose device plugin lost one keeps the pod Pending); with the older `smokeTest`, and on
+    sharing pools (a pod sees only its share), one."""
+    p = next(x for x in cfg.gpuPools if x.name == pool)
+    return node_units(cfg, pool) if cfg.validation is not None and p.sharing is None else 1
+
+
 def smoke_job(cfg: StackConfig, pool: str, image: str) -> dict[str, Any]:
-    """A Job running `nvidia-smi -L` on one GPU (or slice) of `pool`, as an unprivileged container.
+    """A Job running `nvidia-smi -L` on `count_units` GPUs of `pool`, as an unprivileged container.
 
     The root filesystem stays writable: the NVIDIA container toolkit's hooks write into it (ld cache)
     when the container is created, and a GPU smoke test must not fail on that.
     """
-    p = pod(cfg, pool, 1, f"gpu-smoke-{pool}", image, ["nvidia-smi", "-L"])
+    p = pod(cfg, pool, count_units(cfg, pool), f"gpu-smoke-{pool}", image, ["nvidia-smi", "-L"])
     spec = p["spec"]
     (container,) = spec["containers"]
     gpu = container["resources"].get("limits", {})
@@ -69,8 +79,8 @@ def smoke_job(cfg: StackConfig, pool: str, image: str) -> dict[str, Any]:
 
 
 def smoke_claim_template(cfg: StackConfig, pool: str) -> dict[str, Any] | None:
-    """A DRA pool's one-GPU ResourceClaimTemplate in the smoke namespace (the Job's pod claims it), or None."""
-    fragment = placement(cfg, pool, 1)
+    """A DRA pool's ResourceClaimTemplate in the smoke namespace (the Job's pod claims it), or None."""
+    fragment = placement(cfg, pool, count_units(cfg, pool))
     template = fragment.get("resourceClaimTemplate")
     if template is None:
         return None
@@ -84,7 +94,7 @@ class GpuSmokeTests(pulumi.ComponentResource):
         self, name: str, cfg: StackConfig, after: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gpuplane:index:GpuSmokeTests", name, None, opts)
-        assert cfg.smokeTest is not None
+        assert cfg.checks is not None
         # The Job's pod meets Pod Security `restricted` (non-root, no privilege escalation, all capabilities
         # dropped, RuntimeDefault seccomp), so its namespace enforces it.
         ns = k8s.core.v1.Namespace(
@@ -93,7 +103,7 @@ class GpuSmokeTests(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         for p in cfg.gpuPools:
-            job = smoke_job(cfg, p.name, cfg.smokeTest.image)
+            job = smoke_job(cfg, p.name, cfg.checks.image)
             needs: list[pulumi.Resource] = [ns, *after]
             template = smoke_claim_template(cfg, p.name)
             if template is not None:
@@ -120,6 +130,6 @@ class GpuSmokeTests(pulumi.ComponentResource):
 
 
 def smoke_tests(name: str, cfg: StackConfig, after: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions) -> None:
-    """Create the smoke tests when the stack turns them on."""
-    if cfg.smokeTest is not None and cfg.smokeTest.enabled:
+    """Create the smoke tests (the GPU count check) when the stack turns them, or `validation`, on."""
+    if cfg.checks is not None:
         GpuSmokeTests(f"{name}-smoke", cfg, after, opts=opts)

@@ -38,8 +38,10 @@ def main() -> None:
         outputs = build_fleet(cfg, cfg.platform_spec.builder)
     else:
         outputs = builder(cfg)
+    from ..health.summary import health_summary
     from .capacity import summary
 
     outputs["capacity"] = summary(cfg)
+    outputs["gpuHealth"] = health_summary(cfg)
     for key, value in outputs.items():
         pulumi.export(key, value)

@@ -16,6 +16,9 @@ from ...config.model import StackConfig
 from ..mocks_engine import helm_release_name, kubernetes_name
 from ..runner import Plan, PlannedResource
 from . import claims, readback, rules, scheduling
+from .clusters import cluster_of, nodes_for, pod_nodes
+from .clusters import clusters as clusters  # re-exported: the simulator's API
+from .clusters import nodes_of as nodes_of
 from .graph import DeployGraph, at_path, provider_urn, switch
 
 
@@ -38,31 +41,6 @@ class DeployCheckError(Exception):
     def __init__(self, violations: list[Violation]) -> None:
         self.violations = violations
         super().__init__(f"{len(violations)} deploy check(s) failed:\n" + "\n".join(str(v) for v in violations))
-
-
-def _cluster_refs(r: PlannedResource) -> set[str]:
-    """How others may name the cluster: its URN, name and ID, with what the engine and provider fill in."""
-    ct = rules.CLUSTERS[r.type]
-    i = {**r.filled, **r.inputs}
-    name = str(i.get(ct.name_input, r.name))
-    fields = {"name": name, "project": i.get("project", ""), "location": i.get("location", "")}
-    return {r.urn, name, ct.id_format.format(**fields)}
-
-
-def clusters(plan: Plan) -> list[PlannedResource]:
-    return [r for r in plan.resources if r.type in rules.CLUSTERS]
-
-
-def cluster_of(plan: Plan, r: PlannedResource) -> PlannedResource | None:
-    """The cluster in this plan that a cluster-scoped resource names (by URN, name or ID), if any."""
-    spec = rules.CLUSTER_SCOPED.get(r.type)
-    if spec is None:
-        return None
-    ref = str(r.inputs.get(spec.cluster_input, ""))
-    for c in clusters(plan):
-        if ref in _cluster_refs(c):
-            return c
-    return None
 
 
 def check_cluster_scoped(g: DeployGraph) -> Iterator[Violation]:
@@ -135,38 +113,11 @@ def check_crds(g: DeployGraph, existing: Collection[str] = ()) -> Iterator[Viola
         yield Violation("custom-resource-waits-for-crd", r.urn, msg, fix)
 
 
-def _cluster_for_provider(g: DeployGraph, provider: str) -> PlannedResource | None:
-    for u in g.ancestors(provider) | {provider}:
-        r = g.by_urn.get(u)
-        if r is not None and r.type in rules.CLUSTERS:
-            return r
-    return None
-
-
-def nodes_for(g: DeployGraph, provider: str) -> list[scheduling.NodeShape] | None:
-    """Node shapes of the cluster behind a Kubernetes provider; None when the cluster is not in the plan."""
-    cluster = _cluster_for_provider(g, provider)
-    if cluster is None:
-        return None
-    mine = [cluster]
-    for r in g.plan.resources:
-        if r.type in rules.CLUSTER_SCOPED and cluster_of(g.plan, r) is cluster:
-            mine.append(r)
-        elif r.type.startswith("kubernetes:") and provider_urn(r.provider) == provider:
-            mine.append(r)
-    return scheduling.node_shapes(g.plan, mine)
-
-
 def check_scheduling(g: DeployGraph) -> Iterator[Violation]:
     cache: dict[str, list[scheduling.NodeShape] | None] = {}
     for pod in scheduling.pod_templates(g.plan):
-        provider = provider_urn(g.by_urn[pod.urn].provider)
-        if provider is None:
-            continue
-        if provider not in cache:
-            cache[provider] = nodes_for(g, provider)
-        shapes = cache[provider]
-        if shapes is None or any(scheduling.fits(pod.spec, s) for s in shapes):
+        shapes = pod_nodes(g, pod, cache)
+        if shapes is None or pod.optional or any(scheduling.fits(pod.spec, s) for s in shapes):
             continue
         sel = {k: pod.spec.get(k) for k in ("nodeSelector", "tolerations", "affinity") if pod.spec.get(k)}
         yield Violation(
@@ -183,12 +134,9 @@ def check_daemonsets(g: DeployGraph) -> Iterator[Violation]:
     tolerate gets no pod (a GPU node without its exporter has no metrics)."""
     cache: dict[str, list[scheduling.NodeShape] | None] = {}
     for pod in scheduling.pod_templates(g.plan):
-        provider = provider_urn(g.by_urn[pod.urn].provider)
-        if not pod.daemonset or provider is None:
+        if not pod.daemonset:
             continue
-        if provider not in cache:
-            cache[provider] = nodes_for(g, provider)
-        for shape in cache[provider] or []:
+        for shape in pod_nodes(g, pod, cache) or []:
             if shape.wildcard or not scheduling.selects(pod.spec, shape):
                 continue
             missing = scheduling.untolerated(pod.spec, shape)

@@ -22,6 +22,8 @@ class ChartPod:
     """Scheduling fields the chart's template builds from other values (they override the defaults)."""
     daemonset: bool = False
     """The template is a DaemonSet's: it must run on every node it selects, not just on one."""
+    anywhere_or_nowhere: bool = False
+    """A DaemonSet that may select no node of a cluster (then it runs no pod, which is no error)."""
 
 
 def efa_plugin_affinity(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -190,6 +192,57 @@ CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
     }
 )
 """Chart -> pod templates whose placement gpuplane influences (values paths and chart defaults)."""
+
+
+def _nma_affinity(*requirements: Mapping[str, Any]) -> dict[str, Any]:
+    not_special = [
+        {"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["fargate", "auto", "hybrid"]},
+        {"key": "sagemaker.amazonaws.com/compute-type", "operator": "NotIn", "values": ["hyperpod"]},
+    ]
+    terms = [{"matchExpressions": [*requirements, *not_special]}]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
+def _nma_dcgm_types() -> list[str]:
+    from ...catalog.health import NMA_DCGM_INSTANCE_TYPES
+
+    return sorted(NMA_DCGM_INSTANCE_TYPES)
+
+
+ADDON_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
+    {
+        # aws/eks-node-monitoring-agent @ 51af549 charts/eks-node-monitoring-agent/values.yaml: the agent tolerates
+        # every taint on amd64/arm64 non-Auto nodes; `dcgm-server` selects the NVIDIA instance types on amd64 and
+        # tolerates nothing. The add-on's `configurationValues` override them (as Helm values at these paths).
+        "eks-node-monitoring-agent": (
+            ChartPod(
+                "eks-node-monitoring-agent",
+                "nodeAgent",
+                {
+                    "tolerations": [{"operator": "Exists"}],
+                    "affinity": _nma_affinity(
+                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}
+                    ),
+                },
+                daemonset=True,
+            ),
+            ChartPod(
+                "dcgm-server",
+                "dcgmAgent",
+                {
+                    "tolerations": [],
+                    "affinity": _nma_affinity(
+                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": _nma_dcgm_types()},
+                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                    ),
+                },
+                daemonset=True,
+                anywhere_or_nowhere=True,  # a cluster whose GPU nodes are all arm64 (Grace) runs none
+            ),
+        ),
+    }
+)
+"""EKS add-on -> its DaemonSets' scheduling, as `CHART_PODS` for charts."""
 
 
 def chart_key(chart: str) -> str:

@@ -8,6 +8,7 @@ emits and from the Helm releases' values, merged over the chart defaults that de
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -16,6 +17,9 @@ from typing import Any
 from ...catalog.images import arch_of
 from ..mocks_engine import kubernetes_name
 from ..runner import Plan, PlannedResource
+from .chart_pods import (
+    ADDON_PODS as ADDON_PODS,
+)
 from .chart_pods import (  # re-exported: the simulator's tables stay readable here
     CHART_PODS as CHART_PODS,
 )
@@ -103,10 +107,20 @@ def _karpenter_pool(r: PlannedResource) -> list[NodeShape]:
         **{k: frozenset({str(v)}) for k, v in (spec.get("metadata", {}).get("labels") or {}).items()},
         "karpenter.sh/nodepool": frozenset({kubernetes_name(r.inputs.get("metadata"), r.name)}),
     }
+    # Karpenter labels every node with its instance type and architecture (well-known labels), whatever the
+    # requirements constrain them to
+    for key in ("node.kubernetes.io/instance-type", "kubernetes.io/arch"):
+        labels.setdefault(key, ANY)
     if spec.get("spec", {}).get("nodeClassRef", {}).get("group") == "eks.amazonaws.com":
         labels["eks.amazonaws.com/compute-type"] = frozenset({"auto"})
     taints = tuple((t["key"], str(t.get("value", "")), t["effect"]) for t in spec.get("spec", {}).get("taints") or [])
     return [NodeShape(r.urn, labels, taints)]
+
+
+def _ami_arch(ami_type: str) -> frozenset[str]:
+    if "ARM_64" in ami_type:
+        return frozenset({"arm64"})
+    return frozenset({"amd64"}) if "x86_64" in ami_type else ANY
 
 
 def _managed_node_group(r: PlannedResource) -> list[NodeShape]:
@@ -117,7 +131,8 @@ def _managed_node_group(r: PlannedResource) -> list[NodeShape]:
         "eks.amazonaws.com/nodegroup": frozenset({str(i["nodeGroupName"])}) if "nodeGroupName" in i else ANY,
         "eks.amazonaws.com/capacityType": frozenset({str(i.get("capacityType", "ON_DEMAND"))}),
         "node.kubernetes.io/instance-type": frozenset(i.get("instanceTypes") or []) or ANY,
-        "kubernetes.io/arch": ANY,
+        # the AMI type names its architecture (botocore eks AMITypes: `..._ARM_64_...` or `..._x86_64_...`)
+        "kubernetes.io/arch": _ami_arch(str(i.get("amiType", ""))),
     }
     taints = tuple((t["key"], str(t.get("value", "")), EFFECTS[t["effect"]]) for t in i.get("taints") or [])
     return [NodeShape(r.urn, labels, taints)]
@@ -262,6 +277,8 @@ class PodTemplate:
     spec: Mapping[str, Any]
     daemonset: bool = False
     """A DaemonSet's template: it must run on every node it selects."""
+    optional: bool = False
+    """It may select no node at all (`ChartPod.anywhere_or_nowhere`)."""
 
 
 WORKLOAD_SPEC = {
@@ -275,20 +292,34 @@ WORKLOAD_SPEC = {
 }
 
 
+def _values_pods(
+    r: PlannedResource, values: Mapping[str, Any], pods: tuple[ChartPod, ...], where: str
+) -> Iterator[PodTemplate]:
+    """The pod templates of a chart (or EKS add-on) from its values: the chart's defaults at each pod's path,
+    merged with what the values set there."""
+    for pod in pods:
+        if pod.enabled is not None and not switch(values, *pod.enabled):
+            continue
+        found = at_path(values, pod.path) if pod.path else values
+        here: dict[str, Any] = found if isinstance(found, dict) else {}
+        spec = {k: merge(pod.defaults.get(k), here.get(k)) for k in ("nodeSelector", "tolerations", "affinity")}
+        if pod.derive is not None:
+            spec.update(pod.derive(here))
+        at = f"{where} `{pod.path}`" if pod.path else f"top-level {where}"
+        yield PodTemplate(r.urn, f"{r.name}: {pod.name} ({at})", spec, pod.daemonset, pod.anywhere_or_nowhere)
+
+
 def pod_templates(plan: Plan) -> Iterator[PodTemplate]:
     for r in plan.resources:
         if r.type == "kubernetes:helm.sh/v3:Release":
-            values = r.inputs.get("values") or {}
-            for pod in CHART_PODS.get(chart_key(str(r.inputs.get("chart", ""))), ()):
-                if pod.enabled is not None and not switch(values, *pod.enabled):
-                    continue
-                found = at_path(values, pod.path) if pod.path else values
-                here: dict[str, Any] = found if isinstance(found, dict) else {}
-                spec = {k: merge(pod.defaults.get(k), here.get(k)) for k in ("nodeSelector", "tolerations", "affinity")}
-                if pod.derive is not None:
-                    spec.update(pod.derive(here))
-                where = f"values `{pod.path}`" if pod.path else "top-level values"
-                yield PodTemplate(r.urn, f"{r.name}: {pod.name} ({where})", spec, pod.daemonset)
+            pods = CHART_PODS.get(chart_key(str(r.inputs.get("chart", ""))), ())
+            yield from _values_pods(r, r.inputs.get("values") or {}, pods, "values")
+        elif r.type == "aws:eks/addon:Addon" and str(r.inputs.get("addonName")) in ADDON_PODS:
+            try:
+                values = json.loads(str(r.inputs.get("configurationValues") or "{}"))
+            except ValueError:
+                values = {}
+            yield from _values_pods(r, values, ADDON_PODS[str(r.inputs["addonName"])], "configurationValues")
         elif r.type.startswith("kubernetes:") and r.type.rsplit(":", 1)[-1] in WORKLOAD_SPEC:
             pod_spec = at_path(r.inputs, WORKLOAD_SPEC[r.type.rsplit(":", 1)[-1]])
             if isinstance(pod_spec, dict):
