@@ -67,3 +67,16 @@ def test_conformance_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert rows["driver_runtime_management"]["status"] == "met"  # gpuplane:validation's Jobs
     assert cli_main(["conformance", "aws-multinode"]) == 0
     assert "| `gang_scheduling` | MUST |" in capsys.readouterr().out
+
+
+def test_readme_table_is_generated_from_the_command() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conformance_table", ROOT / "scripts" / "conformance_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (ROOT / "README.md").read_text()
+    assert text.split(module.START, 1)[1].split(module.END, 1)[0] == module.table(), (
+        "regenerate: python scripts/conformance_table.py"
+    )
