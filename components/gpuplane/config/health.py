@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from ..catalog.dra import version_tuple
 from .base import Model as _Model
 from .base import suggest
 
@@ -104,13 +105,28 @@ def nccl_pools(cfg: StackConfig) -> dict[str, tuple[str | None, str]]:
     return out
 
 
+NCCL_MIN_KUBERNETES = (1, 31)
+"""The NCCL test's Job needs `successPolicy` (JobSuccessPolicy: beta and on by default from Kubernetes 1.31, GA
+in 1.33; kubernetes/enhancements KEP-3998)."""
+
+
 def validation_problems(cfg: StackConfig) -> list[tuple[tuple[str, ...], str]]:
-    """`validation.ncclMinBusBandwidth` names pools that exist and run the NCCL test."""
+    """`validation.ncclMinBusBandwidth` names pools that exist and run the NCCL test; the NCCL test needs a
+    Kubernetes version with Job success policies."""
     if cfg.validation is None:
         return []
     names = [p.name for p in cfg.gpuPools]
     runs = nccl_pools(cfg)
     out: list[tuple[tuple[str, ...], str]] = []
+    found = version_tuple(cfg.cluster.kubernetesVersion or "")
+    if found is not None and found < NCCL_MIN_KUBERNETES and any(fabric for fabric, _ in runs.values()):
+        out.append(
+            (
+                ("validation", "nccl"),
+                f"the NCCL test's Indexed Job needs successPolicy (Kubernetes 1.31 or newer; the cluster is "
+                f"{cfg.cluster.kubernetesVersion}): raise cluster.kubernetesVersion or set nccl: false",
+            )
+        )
     for pool, gbps in cfg.validation.ncclMinBusBandwidth.items():
         where = ("validation", "ncclMinBusBandwidth", pool)
         if pool not in names:
