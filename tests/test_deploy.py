@@ -291,6 +291,22 @@ def claim_plan(gpu_claims: bool, plugin_on_pool: bool) -> Plan:
     return plan(*sched.resources, group, driver, template, job)
 
 
+def job_plan(timeouts: dict[str, str]) -> Plan:
+    """A validation-style Job that may run an hour, with the given Pulumi customTimeouts."""
+    job = res(
+        "kubernetes:batch/v1:Job",
+        "check",
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "check", "namespace": "default"},
+            "spec": {"activeDeadlineSeconds": 3600, "template": {"spec": {"containers": []}}},
+        },
+        provider=K8S,
+    )
+    return plan(*eks_base(), SYSTEM_GROUP, dataclasses.replace(job, custom_timeouts=timeouts))
+
+
 CASES: list[tuple[str, Plan, Plan]] = [
     (
         "daemonset-covers-its-nodes",
@@ -308,6 +324,7 @@ CASES: list[tuple[str, Plan, Plan]] = [
     ("claim-device-class-exists", claim_plan(False, True), claim_plan(True, True)),
     ("claim-lands-on-dra-pool", claim_plan(True, False), claim_plan(True, True)),
     ("second-up-no-op", scaled_group_plan(False), scaled_group_plan(True)),
+    ("job-awaited-to-its-deadline", job_plan({}), job_plan({"create": "65m", "update": "65m"})),
     (
         "cluster-scoped-waits-for-cluster",
         plan(*eks_base(), res("aws:eks/addon:Addon", "agent", {"clusterName": "c"}, provider=AWS)),

@@ -74,20 +74,43 @@ def test_node_groups_get_repair_in_the_eks_api_shape(plan_of: Callable[..., Plan
 
 
 def test_repair_and_detection_follow_the_config(plan_of: Callable[..., Plan]) -> None:
+    on = plan_of("aws-managed")
+    # no unhealthy threshold unless asked: a percentage would also apply to 2-node groups, where EKS's default
+    # (halt above 20% only in groups of more than 5 nodes) keeps repairing
+    assert {tuple(g.child_inputs["nodeRepairConfig"]) for g in on.by_type(MNG)} == {
+        ("enabled", "maxParallelNodesRepairedCount")
+    }
+    capped = plan_of(stack_with("aws-managed", health={"maxUnhealthyPercent": 50}))
+    assert all(
+        g.child_inputs["nodeRepairConfig"]["maxUnhealthyNodeThresholdPercentage"] == 50 for g in capped.by_type(MNG)
+    )
+    # off says `enabled: false`: the provider keeps a stored node_repair_config the program leaves out (Optional
+    # and Computed in terraform-provider-aws eks/node_group.go), so silence would never turn repair off
     off = plan_of(stack_with("aws-managed", health={"repair": False}))
-    assert all("nodeRepairConfig" not in g.child_inputs for g in off.by_type(MNG))
+    assert all(g.child_inputs["nodeRepairConfig"] == {"enabled": False} for g in off.by_type(MNG))
     assert all(row["notRepaired"] == "gpuplane:health.repair is off" for row in off.outputs["gpuHealth"]["pools"])
     blind = plan_of(stack_with("aws-karpenter", health={"detection": False, "repair": False}))
-    assert not blind.by_type(ADDON) or all(r.inputs["addonName"] != AGENT for r in blind.by_type(ADDON))
-    gates = [
-        r.inputs["values"]["settings"]["featureGates"]
-        for r in blind.by_type(RELEASE)
+    assert all(r.inputs["addonName"] != AGENT for r in blind.by_type(ADDON))
+    charts = [r for r in blind.by_type(RELEASE) if r.inputs["chart"].endswith("/karpenter")]
+    gates = [r.inputs["values"]["settings"]["featureGates"] for r in charts]
+    assert gates == [{"nodeOverlay": True, "reservedCapacity": True, "nodeRepair": False}]
+    (values,) = [
+        r.inputs["values"]
+        for r in plan_of("aws-karpenter").by_type(RELEASE)
         if r.inputs["chart"].endswith("/karpenter")
     ]
-    assert gates == [{"nodeOverlay": True, "reservedCapacity": True, "nodeRepair": False}]
-    on = plan_of("aws-karpenter")
-    (values,) = [r.inputs["values"] for r in on.by_type(RELEASE) if r.inputs["chart"].endswith("/karpenter")]
     assert values["settings"]["featureGates"]["nodeRepair"] is True
+
+
+def test_every_catalog_gpu_instance_type_gets_the_agents_dcgm_server() -> None:
+    """An x86 GPU node without the add-on's dcgm-server reports DCGMError (fatal), which Karpenter repair would
+    answer by replacing healthy nodes: every AWS GPU type gpuplane offers must be on the DaemonSet's list
+    (aws/eks-node-monitoring-agent values.yaml `dcgmAgent.affinity`)."""
+    from gpuplane.catalog import GPUS
+    from gpuplane.catalog.health import NMA_DCGM_INSTANCE_TYPES
+
+    offered = {i for g in GPUS.values() if g.aws for i in g.aws.instances}
+    assert offered and offered <= NMA_DCGM_INSTANCE_TYPES, sorted(offered - NMA_DCGM_INSTANCE_TYPES)
 
 
 def test_karpenter_node_repair_gate_is_the_charts() -> None:
@@ -167,7 +190,12 @@ def test_multinode_stacks_run_an_nccl_test_across_nodes(stack: str, plan_of: Cal
     assert service["selector"].items() <= job["spec"]["template"]["metadata"]["labels"].items()
     script = pod["containers"][0]["command"][-1]
     assert "gpu-nccl-training-0.gpu-nccl-training" in script and "gpu-nccl-training-1.gpu-nccl-training" in script
-    limits = pod["containers"][0]["resources"]["limits"]
+    resources = pod["containers"][0]["resources"]
+    limits = resources["limits"]
+    # no CPU limit: a CFS quota would throttle the MPI ranks and NCCL's proxy threads (neither AWS's nor
+    # Google's NCCL test sets one); /dev/shm is memory-backed and bounded
+    assert "cpu" not in limits and "memory" not in limits and resources["requests"]["cpu"]
+    assert {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}} in pod["volumes"]
     assert limits["nvidia.com/gpu"] == 8  # every GPU of the node: p5.48xlarge and a3-ultragpu-8g carry 8 H100 / H200
     if stack == "aws-multinode":
         assert limits["vpc.amazonaws.com/efa"] == 32  # p5.48xlarge: 32 EFA interfaces (EC2 instance types)

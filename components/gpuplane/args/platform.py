@@ -146,7 +146,8 @@ class HealthArgs(TypedDict):
     max_parallel_repairs: NotRequired[int]
     """Managed node groups: nodes repaired at once (default 1)."""
     max_unhealthy_percent: NotRequired[int]
-    """Managed node groups: stop repairing above this share unhealthy (default 20)."""
+    """Managed node groups: stop repairing above this share unhealthy (unset: EKS's default, 20% of groups over 5
+    nodes)."""
 
 
 class ValidationArgs(TypedDict):

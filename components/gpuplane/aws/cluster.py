@@ -49,7 +49,7 @@ class EksGpuClusterArgs:
         """A cluster-autoscaler scales the system node group (within `systemPool` min..max); without one the
         group is fixed at `minNodes`, as nothing else would move it."""
         self.health = health if health is not None else HealthConfig()
-        """Node repair: every managed node group gets `nodeRepairConfig` when `repair` is on."""
+        """Node repair: every managed node group gets `nodeRepairConfig` (`enabled: false` when `repair` is off)."""
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -117,7 +117,7 @@ class EksGpuCluster(pulumi.ComponentResource):
 
         gpu_groups: list[eks.ManagedNodeGroup] = []
         if not args.auto_mode:
-            repair = [repair_transform(args.health)] if args.health.repair else []
+            repair = [repair_transform(args.health)]  # `enabled: false` too: see health.repair
             gpu_groups = self._node_groups(
                 name,
                 c,

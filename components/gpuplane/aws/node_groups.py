@@ -126,8 +126,7 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             }
             if args.get("kubernetes_version"):
                 wiring["version"] = args["kubernetes_version"]
-            if cfg.health.repair:
-                wiring["node_repair_config"] = node_repair_args(cfg.health)
+            wiring["node_repair_config"] = node_repair_args(cfg.health)  # `enabled: false` turns it off again
             group = aws.eks.NodeGroup(
                 f"{name}-{pool.name}",
                 opts=child,

@@ -34,9 +34,11 @@ class HealthConfig(_Model):
     `detection` on EKS: without the agent, nothing reports a GPU fault to repair."""
     maxParallelRepairs: int = Field(default=1, ge=1, le=100)
     """Managed node groups: at most this many nodes repaired at once (`maxParallelNodesRepairedCount`)."""
-    maxUnhealthyPercent: int = Field(default=20, ge=1, le=100)
+    maxUnhealthyPercent: int | None = Field(default=None, ge=1, le=100)
     """Managed node groups: stop repairing when more than this share of a group is unhealthy
-    (`maxUnhealthyNodeThresholdPercentage`; a fleet-wide fault is not fixed by replacing nodes)."""
+    (`maxUnhealthyNodeThresholdPercentage`). Unset: EKS's default, which halts above 20% only in groups of
+    more than 5 nodes (EKS user guide node-repair.adoc); a percentage set here applies to small groups too, so
+    20 would stop repair at the first faulty node of a 2-node group."""
 
 
 class ValidationConfig(_Model):

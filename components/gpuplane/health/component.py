@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
-from ..k8s.objects import namespace_manifest
+from ..k8s.objects import job_timeouts, namespace_manifest
 from ..scheduling.smoke import smoke_tests
 from . import validation as v
 
@@ -63,7 +63,7 @@ class GpuValidation(pulumi.ComponentResource):
             name,
             metadata=job["metadata"],
             spec=job["spec"],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=deps, custom_timeouts=job_timeouts(job)),
         )
 
     def _claim(self, cfg: StackConfig, pool: str, ns: pulumi.Resource) -> pulumi.Resource | None:

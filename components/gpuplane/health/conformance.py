@@ -66,11 +66,22 @@ def _found(ev: tuple[str, ...], how: str, missing: str, status: str = "not met")
 def driver_runtime(c: Ctx) -> Finding:
     p = c.cfg.platform_spec
     what = f"driver: {p.drivers}; container toolkit: {p.toolkit}"
-    checks = c.types("kubernetes:batch/v1:Job")
-    if checks:
-        return Finding(
-            "met", f"{what}; gpuplane:validation's Jobs prove both on every pool (nvidia-smi, dcgmi)", checks
-        )
+
+    def check_job(kind: str) -> Callable[[Any], bool]:
+        def test(r: Any) -> bool:
+            if r.type != "kubernetes:batch/v1:Job":
+                return False
+            labels = (r.inputs.get("metadata") or {}).get("labels") or {}
+            return bool(labels.get("gpuplane.io/check") == kind or (kind == "gpus" and "gpuplane.io/pool" in labels))
+
+        return test
+
+    diag, gpus = c.of(check_job("diag")), c.of(check_job("gpus"))
+    if diag:
+        how = f"{what}; gpuplane:validation's Jobs prove both per pool (nvidia-smi sees the GPUs, dcgmi diag passes)"
+        return Finding("met", how, diag + gpus)
+    if gpus:
+        return Finding("met", f"{what}; the smoke Jobs prove both per pool (nvidia-smi sees the GPUs)", gpus)
     operator = c.chart("gpu-operator")
     if operator:
         return Finding("met", f"{what}; the gpu-operator's validator checks them on every GPU node", operator)
@@ -187,13 +198,21 @@ def service_metrics(c: Ctx) -> Finding:
 
 def secure_access(c: Ctx) -> Finding:
     p = c.cfg.platform_spec
+    plugin = c.chart("gpu-operator", "nvidia-device-plugin", "dra-driver-nvidia-gpu")
+    if p.cloud == "gcp":
+        how = (
+            f"GPUs reach containers only through the device plugin ({p.device_plugin}) or DRA claims: GKE's plugin "
+            "mounts the device nodes of the GPUs a container was given; privileged pods (gpuplane's own agents and "
+            "checks) see all"
+        )
+        return Finding("met", how, plugin or c.gpu_nodes())
     how = (
-        f"GPUs reach containers only through the device plugin ({p.device_plugin}) or DRA claims, and the NVIDIA "
-        "runtime hides GPUs a container was not given; privileged pods (gpuplane's own agents and checks) see all"
+        f"GPUs are allocated through the device plugin ({p.device_plugin}) or DRA claims, but with the NVIDIA "
+        "container toolkit's defaults an unprivileged pod that sets NVIDIA_VISIBLE_DEVICES=all sees every GPU: set the "
+        "toolkit's accept-nvidia-visible-devices-envvar-when-unprivileged to false and the device plugin's "
+        "deviceListStrategy to volume-mounts or cdi, and verify with a pod that asks for none"
     )
-    return Finding(
-        "met", how, c.chart("gpu-operator", "nvidia-device-plugin", "dra-driver-nvidia-gpu") or c.gpu_nodes()
-    )
+    return Finding("manual", how, plugin)
 
 
 def robust_controller(c: Ctx) -> Finding:

@@ -19,25 +19,30 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
 def node_repair_config(h: HealthConfig) -> dict[str, Any]:
-    """A managed node group's `nodeRepairConfig` (EKS API / botocore `NodeRepairConfig` member names): on,
-    one node at a time by default, and stop when a fault is widespread (replacing nodes won't fix a
-    fleet-wide cause such as a bad driver). No overrides: EKS's defaults already give GPU conditions
-    10 minutes and choose Reboot or Replace per reason (EKS user guide, node-repair.adoc)."""
-    return {
-        "enabled": True,
-        "maxParallelNodesRepairedCount": h.maxParallelRepairs,
-        "maxUnhealthyNodeThresholdPercentage": h.maxUnhealthyPercent,
-    }
+    """A managed node group's `nodeRepairConfig` (EKS API / botocore `NodeRepairConfig` member names). With
+    `repair` off it says `enabled: false` rather than nothing: the provider keeps a stored block the program
+    leaves out (terraform-provider-aws eks/node_group.go: `node_repair_config` is Optional and Computed), so
+    leaving it out would never turn repair off on a group that has it. On: one node at a time by default,
+    the unhealthy threshold only when asked; no overrides, as EKS's defaults already give GPU conditions 10
+    minutes and choose Reboot or Replace per reason (EKS user guide, node-repair.adoc)."""
+    if not h.repair:
+        return {"enabled": False}
+    out: dict[str, Any] = {"enabled": True, "maxParallelNodesRepairedCount": h.maxParallelRepairs}
+    if h.maxUnhealthyPercent is not None:
+        out["maxUnhealthyNodeThresholdPercentage"] = h.maxUnhealthyPercent
+    return out
+
+
+SNAKE = {
+    "enabled": "enabled",
+    "maxParallelNodesRepairedCount": "max_parallel_nodes_repaired_count",
+    "maxUnhealthyNodeThresholdPercentage": "max_unhealthy_node_threshold_percentage",
+}
 
 
 def node_repair_args(h: HealthConfig) -> dict[str, Any]:
     """`node_repair_config` for `aws.eks.NodeGroup` (the Python SDK's snake_case keys)."""
-    c = node_repair_config(h)
-    return {
-        "enabled": c["enabled"],
-        "max_parallel_nodes_repaired_count": c["maxParallelNodesRepairedCount"],
-        "max_unhealthy_node_threshold_percentage": c["maxUnhealthyNodeThresholdPercentage"],
-    }
+    return {SNAKE[k]: v for k, v in node_repair_config(h).items()}
 
 
 @dataclass(frozen=True)
@@ -47,25 +52,19 @@ class RepairTransform:
     a component's transforms on the children it creates (the offline plan runs them too: `childInputs`).
     A class, not a closure, so a plan that holds it can be pickled."""
 
-    enabled: bool
-    max_parallel: int
-    max_unhealthy_percent: int
+    config: tuple[tuple[str, Any], ...]
 
     def __call__(self, args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         if args.type_ != NODE_GROUP:
             return None
-        config = {
-            "enabled": self.enabled,
-            "maxParallelNodesRepairedCount": self.max_parallel,
-            "maxUnhealthyNodeThresholdPercentage": self.max_unhealthy_percent,
-        }
-        return pulumi.ResourceTransformResult(props={**args.props, "nodeRepairConfig": config}, opts=args.opts)
+        return pulumi.ResourceTransformResult(
+            props={**args.props, "nodeRepairConfig": dict(self.config)}, opts=args.opts
+        )
 
 
 def repair_transform(h: HealthConfig) -> RepairTransform:
     """The node groups' repair transform for `h` (see `node_repair_config`)."""
-    c = node_repair_config(h)
-    return RepairTransform(c["enabled"], c["maxParallelNodesRepairedCount"], c["maxUnhealthyNodeThresholdPercentage"])
+    return RepairTransform(tuple(node_repair_config(h).items()))
 
 
 def agent_wanted(cfg: StackConfig) -> bool:

@@ -12,10 +12,11 @@ The NCCL runner is an **Indexed Job** (completions = parallelism = nodes) with a
 subdomain, and `successPolicy: succeededIndexes "0"`: every index starts sshd, index 0 runs `mpirun` over ssh
 to all of them, and the Job succeeds (the others are stopped) when index 0 does. Chosen over an MPIJob (AWS's
 guides: needs the Kubeflow MPI Operator) and a JobSet (Google's: needs the JobSet controller) because it needs
-no controller or CRD beyond Kubernetes 1.33's Job API, and Kueue admits a plain Job natively when the pool is
-queued. AWS's nccl-tests image has no ssh keys (the MPI Operator mounts them): gpuplane makes an ED25519 key
-(`tls.PrivateKey`, kept secret in state) and mounts it from a Secret; Google's gIB image brings its own and
-listens on port 222 (cluster-toolkit examples/gke-a3-ultragpu/nccl-jobset-example.yaml).
+no controller or CRD beyond Kubernetes' Job API (successPolicy: beta and on from 1.31, GA in 1.33), and
+Kueue admits a plain Job natively when the pool is queued. AWS's nccl-tests image has no ssh keys (the MPI
+Operator mounts them): gpuplane makes an ED25519 key (`tls.PrivateKey`, kept secret in state) and mounts it
+from a Secret; Google's gIB image brings its own and listens on port 222 (cluster-toolkit
+examples/gke-a3-ultragpu/nccl-jobset-example.yaml).
 
 A check's Job fails in-cluster when the largest message's bus bandwidth is under the pool's floor, so `pulumi
 up` fails; `gpuplane validate STACK --from LOGFILE` reads the same output (`health.results`)."""
@@ -165,14 +166,19 @@ def _job(
 PRIVILEGED: dict[str, Any] = {"privileged": True, "runAsUser": 0}
 DIAG_CPU_MEMORY = {"cpu": "1", "memory": "2Gi"}
 NCCL_CPU_MEMORY = {"cpu": "8", "memory": "32Gi"}
-"""The NCCL pods' CPU and memory (aws-samples/awsome-distributed-training nccl-tests.yaml asks 32000Mi)."""
+"""The NCCL pods' CPU and memory requests, and no CPU or memory limit: a CFS quota throttles the MPI ranks'
+spinning threads and NCCL's proxy threads, and the memory-backed /dev/shm counts against a memory limit
+(aws-samples/awsome-distributed-training nccl-tests.yaml sets no CPU limit; Google's gpudirect-rdma
+nccl-test.yaml asks 150m CPU and a 250Gi shm)."""
+NCCL_SHM = "64Gi"
 
 
-def _resources(gpu: dict[str, Any], cpu_memory: dict[str, str]) -> dict[str, Any]:
-    """Requests = limits for CPU and memory (Guaranteed QoS), beside the GPU units (and claims) of the pool."""
+def _resources(gpu: dict[str, Any], cpu_memory: dict[str, str], limited: bool = True) -> dict[str, Any]:
+    """CPU and memory requests (and, `limited`, the same limits: Guaranteed QoS), beside the GPU units (and
+    claims) of the pool."""
     out: dict[str, Any] = {
         "requests": dict(cpu_memory),
-        "limits": {**gpu.get("limits", {}), **cpu_memory},
+        "limits": {**gpu.get("limits", {}), **(cpu_memory if limited else {})},
     }
     if gpu.get("claims"):
         out["claims"] = gpu["claims"]
@@ -286,11 +292,11 @@ def nccl_objects(cfg: StackConfig, pool: str, fabric: str, floor: float | None) 
         "name": "nccl",
         "image": NCCL_IMAGES[fabric],
         "command": ["/bin/bash", "-c", script],
-        "resources": _resources(extra["resources"], NCCL_CPU_MEMORY),
+        "resources": _resources(extra["resources"], NCCL_CPU_MEMORY, limited=False),
         "imagePullPolicy": "Always",
         "securityContext": dict(PRIVILEGED),
     }
-    volumes: list[dict[str, Any]] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
+    volumes: list[dict[str, Any]] = [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": NCCL_SHM}}]
     mounts: list[dict[str, Any]] = [{"name": "shm", "mountPath": "/dev/shm"}]
     if fabric == "efa":
         container["env"] = [{"name": k, "value": v} for k, v in EFA_ENV.items()]

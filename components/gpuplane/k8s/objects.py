@@ -88,3 +88,10 @@ def exec_kubeconfig(context: str, server: str, ca_data: str, exec_: Mapping[str,
         "current-context": context,
     }
     return yamltext.dump(doc, sort_keys=False)
+
+
+def job_timeouts(job: Mapping[str, Any]) -> pulumi.CustomTimeouts:
+    """How long `pulumi up` waits for a Job: its `activeDeadlineSeconds` and five minutes more (pulumi-kubernetes
+    otherwise gives up after 10 minutes: provider/pkg/await/job.go `DefaultJobTimeoutMins`)."""
+    minutes = int(job["spec"]["activeDeadlineSeconds"]) // 60 + 5
+    return pulumi.CustomTimeouts(create=f"{minutes}m", update=f"{minutes}m")

@@ -73,6 +73,8 @@ class PlannedResource:
     """Package -> provider reference, as given to a (remote) component."""
     aliases: tuple[Any, ...] = ()
     """Pulumi `aliases` as registered: old URNs, or alias specs (`{"name": ..., "parentUrn": ...}`)."""
+    custom_timeouts: dict[str, str] = field(default_factory=dict)
+    """Pulumi `customTimeouts` as registered (`create`, `update`, `delete`: how long the engine waits)."""
     child_inputs: dict[str, Any] = field(default_factory=dict)
     """A packaged component's transforms run on the cloud resource it creates (`mocks.PACKAGED_CHILDREN`): the
     inputs they give that child (pulumi-eks's node group gets `nodeRepairConfig` this way)."""
@@ -99,11 +101,17 @@ class PlannedResource:
             "protect": self.protect,
             "retainOnDelete": self.retain_on_delete,
             "aliases": list(self.aliases),
+            "customTimeouts": dict(self.custom_timeouts),
         }
         out.update({k: v for k, v in options.items() if v})
         if self.child_inputs:
             out["childInputs"] = self.child_inputs
         return out
+
+
+def _timeouts(message: Any) -> dict[str, str]:
+    """A registration's customTimeouts (`create`, `update`, `delete`), the ones set."""
+    return {k: str(v) for k, v in json_format.MessageToDict(message, preserving_proto_field_name=True).items() if v}
 
 
 def plain_struct(state: dict[str, Any]) -> struct_pb2.Struct | None:
@@ -163,6 +171,7 @@ class RecordingMonitor(pm.MockMonitor):
                 retain_on_delete=bool(request.retainOnDelete),
                 transforms=tuple(transforms),
                 child_inputs=child_inputs(request.type, request.name, transforms),
+                custom_timeouts=_timeouts(request.customTimeouts),
                 ignore_changes=tuple(request.ignoreChanges),
                 replace_on_changes=tuple(request.replaceOnChanges),
                 delete_before_replace=bool(request.deleteBeforeReplace),

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config.model import StackConfig
-from ..k8s.objects import namespace_manifest
+from ..k8s.objects import job_timeouts, namespace_manifest
 from .placement import node_units, placement, pod
 
 NAMESPACE = "gpuplane-smoke"
@@ -124,7 +124,7 @@ class GpuSmokeTests(pulumi.ComponentResource):
                 f"{name}-{p.name}",
                 metadata=job["metadata"],
                 spec=job["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=needs, custom_timeouts=job_timeouts(job)),
             )
         self.register_outputs({})
 

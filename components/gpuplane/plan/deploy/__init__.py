@@ -276,6 +276,42 @@ def check_node_security_groups(g: DeployGraph) -> Iterator[Violation]:
         )
 
 
+JOB_AWAIT_SECONDS = 600
+"""How long pulumi-kubernetes waits for a Job to complete unless `customTimeouts` say otherwise
+(pulumi/pulumi-kubernetes provider/pkg/await/job.go `DefaultJobTimeoutMins = 10`); the annotation
+`pulumi.com/skipAwait: "true"` turns the wait off."""
+
+
+def go_duration(text: str) -> float | None:
+    """Seconds of a Go duration (`65m`, `1h5m`, `90s`), as Pulumi's customTimeouts take them; None if not one."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|m|s)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+
+
+def check_job_awaits(g: DeployGraph) -> Iterator[Violation]:
+    """A Job pulumi waits for must be allowed to run to its own deadline: otherwise `pulumi up` fails while the
+    Job (a GPU pool scaling up from zero, then a check) is still running as intended."""
+    for r in g.plan.resources:
+        if r.type != "kubernetes:batch/v1:Job":
+            continue
+        annotations = (r.inputs.get("metadata") or {}).get("annotations") or {}
+        deadline = (r.inputs.get("spec") or {}).get("activeDeadlineSeconds")
+        if annotations.get("pulumi.com/skipAwait") == "true" or not isinstance(deadline, int | float):
+            continue
+        given = r.custom_timeouts.get("create")
+        wait = go_duration(given) if given else JOB_AWAIT_SECONDS
+        if wait is not None and wait < deadline:
+            yield Violation(
+                "job-awaited-to-its-deadline",
+                r.urn,
+                f"pulumi up waits {wait:g} s for {r.name} (customTimeouts.create {given or 'unset: 10m'}), but the Job "
+                f"may run {deadline} s (activeDeadlineSeconds): the update fails while it still runs",
+                "give the Job customTimeouts (create and update) beyond its activeDeadlineSeconds, or skipAwait",
+            )
+
+
 def check_second_up(g: DeployGraph, rerun: bool = True) -> Iterator[Violation]:
     """After create and a refresh, the same program's next `up` must change nothing (`readback.READ_BACK`).
     `rerun`: run a program that read live state again against what the first `up` left; without, fields it
@@ -317,6 +353,7 @@ def check(plan: Plan, existing_crds: Collection[str] = (), rerun: bool = True) -
         *check_kubernetes_names(g),
         *check_node_security_groups(g),
         *check_kubernetes_providers(g),
+        *check_job_awaits(g),
         *(Violation(*v) for v in claims.check_claims(g, nodes_for)),
         *check_second_up(g, rerun),
     ]
@@ -344,5 +381,6 @@ RULES = {
     "second-up-no-op": "after create and a refresh, a second `up` changes nothing (read-back rules)",
     "claim-device-class-exists": "a GPU claim's DeviceClass is created by the NVIDIA DRA driver on its cluster",
     "claim-lands-on-dra-pool": "a pod that claims GPUs lands only on nodes where the DRA driver's kubelet plugin runs",
+    "job-awaited-to-its-deadline": "pulumi up waits for a Job (customTimeouts) at least as long as it may run",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""
