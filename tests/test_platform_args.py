@@ -337,3 +337,26 @@ def test_autopilot_takes_its_own_kind_and_refuses_another() -> None:
     assert any(r.type == "gcp:container/cluster:Cluster" for r in regs)
     err = _bad(GkeAutopilotPlatform, {**args, "kind": "gke-standard"})
     assert [p for p, _ in err.problems] == ["kind"]
+
+
+def test_bad_health_and_validation_args_name_their_argument_paths() -> None:
+    from gpuplane import EksGpuPlatform
+
+    args = {
+        "kind": "eks-managed",
+        "cluster": {"name": "research"},
+        "aws": {"region": "us-east-1"},
+        "gpu_pools": [{"name": "train", "gpu": "h100", "gpus_per_node": 8, "max_nodes": 2}],
+        "health": {"repair": "often", "max_parallel_repair": 2},
+        "validation": {"enabled": True, "nccl_nodes": 1},
+    }
+    err = _bad(EksGpuPlatform, args)
+    problems = dict(err.problems)
+    assert set(problems) == {"health.repair", "health.max_parallel_repair", "validation.nccl_nodes"}, err
+    assert "did you mean 'max_parallel_repairs'?" in problems["health.max_parallel_repair"]
+    assert "maxParallelRepairs" not in str(err)
+    # a floor for a pool that does not exist (checked once the section's own fields are valid)
+    args = {**args, "health": {}, "validation": {"enabled": True, "nccl_min_bus_bandwidth": {"trian": 300}}}
+    err = _bad(EksGpuPlatform, args)
+    assert [p for p, _ in err.problems] == ["validation.nccl_min_bus_bandwidth.trian"], err
+    assert "did you mean 'train'?" in str(err) and "ncclMinBusBandwidth" not in str(err)
