@@ -40,8 +40,11 @@ class EksGpuNodeGroupsArgs(TypedDict):
     kubernetes_version: NotRequired[pulumi.Input[str]]
     """Kubernetes version of the nodes, e.g. `cluster.eks_cluster.version`; unset: the cluster's at creation."""
     health: NotRequired[HealthArgs]
-    """Node repair (`repair`, default on: each group's `nodeRepairConfig`). GPU faults reach it only through the
-    EKS node monitoring agent add-on, which your cluster installs (`detection` is not read here)."""
+    """Node repair (`repair`, default on: each group's `nodeRepairConfig`; off sends `enabled: false`). GPU faults
+    reach it only through the EKS node monitoring agent add-on, which your cluster installs (`detection` is not
+    read here). Give the add-on `configurationValues` `gpuplane.health.repair.agent_configuration()`
+    (`{"dcgmAgent": {"tolerations": [{"operator": "Exists"}]}}`): by default its dcgm-server skips tainted GPU
+    nodes, the agent then reports them unhealthy, and repair replaces them."""
     cluster_label: NotRequired[str]
     """The `gpuplane.io/cluster` label and name prefix of node groups and launch templates; unset: the
     cluster's name when `cluster_name` is a plain string, else this component's name."""

@@ -35,6 +35,7 @@ from ..catalog.platforms import Source
 from ..config.model import StackConfig
 from ..health.component import validation_checks
 from ..health.repair import agent_configuration, agent_wanted, repair_wanted
+from ..health.summary import health_summary
 from ..k8s.objects import custom_resource, pinned_release
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
@@ -196,6 +197,9 @@ class EksGpuPlatform(pulumi.ComponentResource):
         # multi-language package has no provider outputs).
         self.k8s_provider: k8s.Provider = self.cluster.k8s_provider
         self.gpu_nodes = stack_gpu_nodes(cfg)
+        self.gpu_health = health_summary(cfg)
+        """What detects and repairs each pool's GPU faults, and the post-deploy checks (the stack's `gpuHealth`
+        output; a Python attribute)."""
         self.register_outputs(dict(self.outputs))
 
     @classmethod

@@ -25,9 +25,11 @@ Sources (checked 2026-12):
   (EKS user guide nodes/node-health.adoc, node-repair.adoc).
 - GKE: node auto-repair (drains for up to 1 h within PodDisruptionBudgets, then re-creates the node; on by
   default, always on in Autopilot: kubernetes-engine/docs/how-to/node-auto-repair); GKE's
-  nvidia-gpu-device-plugin sets the `XidCriticalError` node condition for critical XIDs
-  (GoogleCloudPlatform/container-engine-accelerators 992db812 pkg/gpu/nvidia/health_check/health_checker.go);
-  whether auto-repair acts on it is not documented. Faulty-host report: label a node
+  nvidia-gpu-device-plugin can set an `XidCriticalError` node condition for XIDs 48, 63, 64, 79, 119, 120, 123
+  and 140, only when started with `--enable-health-monitoring` (off by default), and its source says the
+  condition "will not trigger auto-repair" (GoogleCloudPlatform/container-engine-accelerators 992db812
+  pkg/gpu/nvidia/health_check/health_checker.go, cmd/nvidia_gpu/nvidia_gpu.go): gpuplane names no GKE condition.
+  Faulty-host report: label a node
   `cloud.google.com/fault-behavior=XID|PERFORMANCE|SDC`; GKE evicts within PodDisruptionBudgets and reports
   the host (GKE 1.32.3-gke.1057001+, A3 High 8-GPU, A3 Mega, A3 Ultra, A4, A4X with reservation-bound
   capacity; ai-hypercomputer/docs/manage/manage-gke-clusters). Host maintenance: GKE labels GPU nodes
@@ -50,7 +52,7 @@ class HealthPath:
     detection: str
     """What raises the GPU fault signal."""
     condition: str
-    """The node condition GPU faults set (what alerts point at)."""
+    """The node condition GPU faults set that repair acts on (the alerts name it); empty: none."""
     repair: str
     """What replaces or reboots the node."""
     protected_work: str
@@ -65,8 +67,12 @@ class HealthPath:
 
 AWS_CONDITION = "AcceleratedHardwareReady"
 AGENT_ADDON = "eks-node-monitoring-agent"
-GCP_CONDITION = "XidCriticalError"
 
+_GKE_DETECTION = (
+    "GKE node auto-repair's NotReady, no-status and boot-disk checks; GPU faults (XID, row remap) only as "
+    "gpuplane's alerts: GKE's device plugin may set an XidCriticalError node condition, which auto-repair does "
+    "not act on"
+)
 _AGENT = "EKS node monitoring agent add-on (eks-node-monitoring-agent) with its dcgm-server on the GPU nodes"
 
 HEALTH: Mapping[str, HealthPath] = MappingProxyType(
@@ -97,23 +103,22 @@ HEALTH: Mapping[str, HealthPath] = MappingProxyType(
             honours_pdb=False,
         ),
         "gke-standard": HealthPath(
-            detection="GKE's nvidia-gpu-device-plugin XID health check, and node auto-repair's NotReady check",
-            condition=GCP_CONDITION,
-            repair="GKE node auto-repair (management.autoRepair) re-creates NotReady nodes; "
-            "faulty-host report by label where the machine allows it",
+            detection=_GKE_DETECTION,
+            condition="",
+            repair="GKE node auto-repair (management.autoRepair) drains and re-creates NotReady nodes",
             protected_work="drains within PodDisruptionBudgets for up to 1 h",
             honours_pdb=True,
         ),
         "gke-nap": HealthPath(
-            detection="GKE's nvidia-gpu-device-plugin XID health check, and node auto-repair's NotReady check",
-            condition=GCP_CONDITION,
+            detection=_GKE_DETECTION,
+            condition="",
             repair="GKE node auto-repair on auto-provisioned pools (auto_provisioning_defaults.management)",
             protected_work="drains within PodDisruptionBudgets for up to 1 h",
             honours_pdb=True,
         ),
         "gke-autopilot": HealthPath(
-            detection="GKE's nvidia-gpu-device-plugin XID health check, and node auto-repair's NotReady check",
-            condition=GCP_CONDITION,
+            detection=_GKE_DETECTION,
+            condition="",
             repair="GKE Autopilot node auto-repair (always on)",
             protected_work="drains within PodDisruptionBudgets for up to 1 h",
             honours_pdb=True,
@@ -203,7 +208,6 @@ awsome-distributed-training README)."""
 __all__ = [
     "AGENT_ADDON",
     "AWS_CONDITION",
-    "GCP_CONDITION",
     "GKE_FAULTY_HOST_MACHINES",
     "GKE_FAULT_LABEL",
     "GKE_MAINTENANCE_LABEL",

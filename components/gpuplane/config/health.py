@@ -112,6 +112,29 @@ NCCL_MIN_KUBERNETES = (1, 31)
 in 1.33; kubernetes/enhancements KEP-3998)."""
 
 
+def health_problems(cfg: StackConfig) -> list[tuple[tuple[str, ...], str]]:
+    """`gpuplane:health` keys that the platform gives gpuplane nothing to do with are refused, not ignored."""
+    from ..catalog.health import HEALTH
+
+    h, path = cfg.health, HEALTH[cfg.platform]
+    out: list[tuple[tuple[str, ...], str]] = []
+    given = h.model_fields_set
+    if "repair" in given and not h.repair and path.repair_setting is None:
+        out.append(
+            (
+                ("health", "repair"),
+                f"{cfg.platform}'s node repair is the platform's own ({path.repair}); gpuplane keeps it on and has "
+                "no setting to turn it off",
+            )
+        )
+    if "detection" in given and not h.detection and path.addon is None:
+        out.append((("health", "detection"), f"{cfg.platform} detects GPU faults itself; gpuplane installs nothing"))
+    for key in ("maxParallelRepairs", "maxUnhealthyPercent"):
+        if key in given and cfg.platform != "eks-managed":
+            out.append((("health", key), f"only EKS managed node groups take it (eks-managed), not {cfg.platform}"))
+    return out
+
+
 def validation_problems(cfg: StackConfig) -> list[tuple[tuple[str, ...], str]]:
     """`validation.ncclMinBusBandwidth` names pools that exist and run the NCCL test; the NCCL test needs a
     Kubernetes version with Job success policies."""
@@ -125,8 +148,16 @@ def validation_problems(cfg: StackConfig) -> list[tuple[tuple[str, ...], str]]:
         out.append(
             (
                 ("validation", "nccl"),
-                f"the NCCL test's Indexed Job needs successPolicy (Kubernetes 1.31 or newer; the cluster is "
+                f"the NCCL test's Indexed Job needs Job success policies (Kubernetes 1.31 or newer; the cluster is "
                 f"{cfg.cluster.kubernetesVersion}): raise cluster.kubernetesVersion or set nccl: false",
+            )
+        )
+    short = [f"{p} ({why})" for p, (fabric, why) in runs.items() if fabric is None and why.startswith("maxNodes")]
+    if "ncclNodes" in cfg.validation.model_fields_set and short:
+        out.append(
+            (
+                ("validation", "ncclNodes"),
+                f"more nodes than these multi-node pools can have, so they would get no NCCL test: {', '.join(short)}",
             )
         )
     for pool, gbps in cfg.validation.ncclMinBusBandwidth.items():

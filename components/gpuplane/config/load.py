@@ -153,7 +153,7 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..stack.fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
     from .capacity import capacity_problems
     from .dra import dra_problems
-    from .health import validation_problems
+    from .health import health_problems, validation_problems
     from .network import gpudirect_slot_problems, pool_zone_problems
 
     if cfg.fleet is not None:
@@ -165,7 +165,7 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     found = [*found, *pool_zone_problems(cfg), *gpudirect_slot_problems(cfg), *capacity_problems(cfg)]
     found += system_pool_problems(cfg)
     found += dra_problems(cfg)
-    found += validation_problems(cfg)
+    found += validation_problems(cfg) + health_problems(cfg)
     merged: dict[str, list[str]] = {}  # one problem per key: checks that judge the same key say so together
     for loc, reason in found:
         merged.setdefault(key_path(loc), []).append(reason)

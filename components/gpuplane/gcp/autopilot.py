@@ -28,6 +28,7 @@ from ..args.platform import (
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
 from ..health.component import validation_checks
+from ..health.summary import health_summary
 from ..k8s.objects import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.standalone import DEVICE_PLUGIN
@@ -159,6 +160,9 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         self.scrape_config = pulumi.Output.from_input(self.outputs["scrapeConfig"])
         self.prometheus_rules = pulumi.Output.from_input(self.outputs["prometheusRules"])
         self.gpu_nodes = stack_gpu_nodes(cfg)
+        self.gpu_health = health_summary(cfg)
+        """What detects and repairs each pool's GPU faults, and the post-deploy checks (the stack's `gpuHealth`
+        output; a Python attribute)."""
         self.register_outputs({"cluster_name": self.cluster_name, "kubeconfig": self.kubeconfig, **self.outputs})
 
     @classmethod

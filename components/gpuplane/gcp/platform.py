@@ -31,6 +31,7 @@ from ..config.capacity import uses_compute_class
 from ..config.dra import claims_gpus
 from ..config.model import StackConfig
 from ..health.component import validation_checks
+from ..health.summary import health_summary
 from ..k8s.objects import custom_resource
 from ..kueue.stack import kueue_queues
 from ..monitoring.scrape import ScrapeTarget
@@ -187,14 +188,15 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         classes = [
             custom_resource(f"{name}-{o['metadata']['name']}-computeclass", o, on_cluster) for o in compute_classes(cfg)
         ]
+        fabric: list[pulumi.Resource] = []  # GPUDirect networks and NCCL plugin installers: pods attach to them
         for obj in gpudirect.kube_objects(fixed, cfg.cluster.name):
             kind = obj["kind"]
             resource = f"{name}-{obj['metadata']['name']}" + ("" if kind == "DaemonSet" else f"-{kind.lower()}")
             on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
             if kind == "DaemonSet":
-                k8s.apps.v1.DaemonSet(resource, metadata=obj["metadata"], spec=obj["spec"], opts=on_k8s)
+                fabric.append(k8s.apps.v1.DaemonSet(resource, metadata=obj["metadata"], spec=obj["spec"], opts=on_k8s))
             else:
-                custom_resource(resource, obj, on_k8s)
+                fabric.append(custom_resource(resource, obj, on_k8s))
         self.monitoring = gpu_monitoring(
             f"{name}-monitoring",
             cfg,
@@ -209,7 +211,8 @@ class GkeGpuPlatform(pulumi.ComponentResource):
                 self.exporter,
                 *classes,
                 *([self.dra_driver] if self.dra_driver else []),
-            ],  # pods wait for a class, the DRA driver
+                *fabric,
+            ],  # pods wait for a class, the DRA driver, and the GPUDirect networks they attach
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
         kueue_queues(
@@ -227,6 +230,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         # multi-language package has no provider outputs).
         self.k8s_provider: k8s.Provider = self.cluster.k8s_provider
         self.gpu_nodes = stack_gpu_nodes(cfg)
+        self.gpu_health = health_summary(cfg)
+        """What detects and repairs each pool's GPU faults, and the post-deploy checks (the stack's `gpuHealth`
+        output; a Python attribute)."""
         self.register_outputs(dict(self.outputs))
 
     @classmethod

@@ -172,7 +172,13 @@ def accelerator_metrics(c: Ctx) -> Finding:
     ev = c.chart("gpu-operator", "dcgm-exporter") + c.types(
         "kubernetes:monitoring.coreos.com/v1:ServiceMonitor", "kubernetes:monitoring.googleapis.com/v1:PodMonitoring"
     )
-    how = f"{p.metrics}: per-GPU utilisation, memory, temperature, power (Prometheus exposition)"
+    dcgm = bool(c.chart("gpu-operator", "dcgm-exporter")) or c.cfg.monitoring.integration == "gke-managed"
+    what = (
+        "DCGM: per-GPU utilisation, memory, temperature, power and interconnect"
+        if dcgm
+        else "GKE's device plugin metrics: per-GPU duty cycle and memory"
+    )
+    how = f"{p.metrics}; {what} (Prometheus exposition)"
     if ev or p.metrics == Source.PLATFORM:
         return Finding("met", how, ev or c.gpu_nodes())
     return Finding("not met", "no GPU metrics exporter in the plan")
@@ -189,11 +195,8 @@ def service_metrics(c: Ctx) -> Finding:
     ev = c.chart("kube-prometheus-stack", "prometheus-operator-crds") + c.types(
         "kubernetes:monitoring.googleapis.com/v1:PodMonitoring", "gcp:container/cluster:Cluster"
     )
-    return _found(
-        ev,
-        f"{integration}: any workload is scraped through ServiceMonitor / PodMonitor(ing) objects",
-        "no Prometheus integration",
-    )
+    objects = "PodMonitoring / ClusterPodMonitoring" if integration == "gke-managed" else "ServiceMonitor / PodMonitor"
+    return _found(ev, f"{integration}: any workload is scraped through {objects} objects", "no Prometheus integration")
 
 
 def secure_access(c: Ctx) -> Finding:

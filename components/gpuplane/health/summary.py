@@ -27,8 +27,10 @@ def _repair(cfg: StackConfig, pool: GpuPool) -> tuple[str | None, str]:
     """(what repairs the pool's nodes, or None; why none)."""
     path = HEALTH[cfg.platform]
     if cfg.platform == "gke-standard" and capacity_order(cfg.platform, pool)[0] in DWS:
-        return None, "flex-start and queued nodes are created with auto-repair off (GKE's DWS guides); a failed node "
-        "is returned when its run ends"
+        return None, (
+            "flex-start and queued nodes are created with auto-repair off (GKE's DWS guides); a failed node is "
+            "returned when its run ends"
+        )
     if path.repair_setting is not None and not cfg.health.repair:
         return None, "gpuplane:health.repair is off"
     return path.repair, ""
@@ -63,7 +65,7 @@ def pool_health(cfg: StackConfig, pool: GpuPool) -> dict[str, Any]:
     row: dict[str, Any] = {
         "pool": pool.name,
         "detection": detection,
-        "condition": path.condition if detection else None,
+        "condition": (path.condition or None) if detection else None,
         "repair": repair,
         "honoursPodDisruptionBudgets": path.honours_pdb if repair else None,
         "protectedWork": path.protected_work if repair else None,

@@ -266,6 +266,8 @@ def _rdma_script(job: str, nodes: int, gpus: int, floor: float | None) -> str:
             f"  until {ssh} $h hostname; do sleep 10; done",
             f'  echo "$h port=222 slots={gpus}" >> /tmp/hostfile',
             "done",
+            # the node's gIB installer DaemonSet copies the plugin at boot; a node just scaled up may not have it yet
+            "until [ -f /usr/local/gib/scripts/set_nccl_env.sh ]; do sleep 5; done",
             "export NCCL_TESTS_SPLIT_MASK=0x0 NCCL_NET=gIB",
             "set +u; source /usr/local/gib/scripts/set_nccl_env.sh; set -u",
             "ENV_VARS=$(echo ${!NCCL*} ${!OMPI*} LD_LIBRARY_PATH PATH | sed 's/ / -x /g')",

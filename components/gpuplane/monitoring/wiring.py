@@ -35,7 +35,7 @@ def settings_for(platform: str, m: MonitoringConfig, target: ScrapeTarget | None
         idle_percent=m.idlePercent,
         temperature_celsius=m.temperatureCelsius,
         memory_ratio=m.memoryRatio,
-        node_condition=HEALTH[platform].condition if platform in HEALTH else "",
+        node_condition=HEALTH[platform].condition if platform in HEALTH else "",  # EKS's; GKE repair acts on none
         exporter_pods=pods,
     )
 
