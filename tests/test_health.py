@@ -308,3 +308,51 @@ def test_a_dra_stack_validates_with_claims(plan_of: Callable[..., Plan]) -> None
     assert claim["resourceClaimTemplateName"] in templates
     (request,) = templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"]
     assert request["exactly"]["count"] == 8  # the whole p6-b200.48xlarge node: 8 B200
+
+
+ADDON_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "global": {"type": "object"},
+        "nodeAgent": {"type": "object"},
+        "dcgmAgent": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "affinity": {"type": "object"},
+                "podAnnotations": {"type": "object"},
+                "podLabels": {"type": "object"},
+                "nodeSelector": {"type": "object"},
+                "priorityClassName": {"type": "string"},
+                "resources": {"type": "object"},
+                "resizePolicy": {"type": "array"},
+                "tolerations": {"type": "array", "items": {"type": "object"}},
+            },
+        },
+        "extraObjects": {"type": "array"},
+    },
+}
+"""The add-on's configuration schema, restated from aws/eks-node-monitoring-agent @ 51af549
+charts/configuration.schema.json (`EKSNodeMonitoringAgent`, `DCGMAgent`, `Tolerations`; both objects
+`additionalProperties: false`, so EKS refuses an unknown key)."""
+
+
+def test_the_agents_configuration_is_in_its_published_schema(plan_of: Callable[..., Plan]) -> None:
+    import jsonschema
+    import kubernetes_validate
+
+    from .conftest import schema_version
+
+    for stack in ("aws-managed", "aws-karpenter", "aws-multinode"):
+        (addon,) = [r for r in plan_of(stack).by_type(ADDON) if r.inputs["addonName"] == AGENT]
+        values = json.loads(addon.inputs["configurationValues"])
+        jsonschema.validate(values, ADDON_SCHEMA)
+        # each toleration is a core/v1 Toleration (the chart renders them into the DaemonSet's pod spec)
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "dcgm-server"},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "tolerations": values["dcgmAgent"]["tolerations"]},
+        }
+        kubernetes_validate.validate(pod, schema_version(stack), strict=True)

@@ -75,25 +75,30 @@ _GKE_DETECTION = (
 )
 _AGENT = "EKS node monitoring agent add-on (eks-node-monitoring-agent) with its dcgm-server on the GPU nodes"
 
+
+def _agent(repair: str, protected_work: str, honours_pdb: bool | None, setting: str) -> HealthPath:
+    """An EKS platform whose nodes gpuplane runs: the agent add-on detects, `setting` turns repair on."""
+    return HealthPath(_AGENT, AWS_CONDITION, repair, protected_work, honours_pdb, AGENT_ADDON, setting)
+
+
+def _gke(repair: str) -> HealthPath:
+    """A GKE platform: auto-repair's own checks, no GPU condition, drains within PDBs."""
+    return HealthPath(_GKE_DETECTION, "", repair, "drains within PodDisruptionBudgets for up to 1 h", True)
+
+
 HEALTH: Mapping[str, HealthPath] = MappingProxyType(
     {
-        "eks-managed": HealthPath(
-            detection=_AGENT,
-            condition=AWS_CONDITION,
-            repair="managed node group node auto repair (nodeRepairConfig): Replace or Reboot after 10 min",
-            protected_work="EKS does not document whether repair drains within PodDisruptionBudgets",
-            honours_pdb=None,
-            addon=AGENT_ADDON,
-            repair_setting="nodeRepairConfig",
+        "eks-managed": _agent(
+            "managed node group node auto repair (nodeRepairConfig): Replace or Reboot after 10 min",
+            "EKS does not document whether repair drains within PodDisruptionBudgets",
+            None,
+            "nodeRepairConfig",
         ),
-        "eks-karpenter": HealthPath(
-            detection=_AGENT,
-            condition=AWS_CONDITION,
-            repair="Karpenter node repair (feature gate nodeRepair): deletes the node after 10 min",
-            protected_work="forceful: bypasses drain, PodDisruptionBudgets and karpenter.sh/do-not-disrupt",
-            honours_pdb=False,
-            addon=AGENT_ADDON,
-            repair_setting="settings.featureGates.nodeRepair",
+        "eks-karpenter": _agent(
+            "Karpenter node repair (feature gate nodeRepair): deletes the node after 10 min",
+            "forceful: bypasses drain, PodDisruptionBudgets and karpenter.sh/do-not-disrupt",
+            False,
+            "settings.featureGates.nodeRepair",
         ),
         "eks-automode": HealthPath(
             detection="EKS Auto Mode's built-in node monitoring agent",
@@ -102,27 +107,9 @@ HEALTH: Mapping[str, HealthPath] = MappingProxyType(
             protected_work="forceful, as Karpenter's: bypasses PodDisruptionBudgets",
             honours_pdb=False,
         ),
-        "gke-standard": HealthPath(
-            detection=_GKE_DETECTION,
-            condition="",
-            repair="GKE node auto-repair (management.autoRepair) drains and re-creates NotReady nodes",
-            protected_work="drains within PodDisruptionBudgets for up to 1 h",
-            honours_pdb=True,
-        ),
-        "gke-nap": HealthPath(
-            detection=_GKE_DETECTION,
-            condition="",
-            repair="GKE node auto-repair on auto-provisioned pools (auto_provisioning_defaults.management)",
-            protected_work="drains within PodDisruptionBudgets for up to 1 h",
-            honours_pdb=True,
-        ),
-        "gke-autopilot": HealthPath(
-            detection=_GKE_DETECTION,
-            condition="",
-            repair="GKE Autopilot node auto-repair (always on)",
-            protected_work="drains within PodDisruptionBudgets for up to 1 h",
-            honours_pdb=True,
-        ),
+        "gke-standard": _gke("GKE node auto-repair (management.autoRepair) drains and re-creates NotReady nodes"),
+        "gke-nap": _gke("GKE node auto-repair on auto-provisioned pools (auto_provisioning_defaults.management)"),
+        "gke-autopilot": _gke("GKE Autopilot node auto-repair (always on)"),
     }
 )
 """Platform -> how GPU node faults are found and fixed there."""

@@ -10,6 +10,7 @@ from typing import Any
 
 import pulumi
 
+from ..args.checks import snake
 from ..catalog.health import AGENT_ADDON, HEALTH
 from ..config.health import HealthConfig
 from ..config.model import StackConfig
@@ -33,16 +34,9 @@ def node_repair_config(h: HealthConfig) -> dict[str, Any]:
     return out
 
 
-SNAKE = {
-    "enabled": "enabled",
-    "maxParallelNodesRepairedCount": "max_parallel_nodes_repaired_count",
-    "maxUnhealthyNodeThresholdPercentage": "max_unhealthy_node_threshold_percentage",
-}
-
-
 def node_repair_args(h: HealthConfig) -> dict[str, Any]:
     """`node_repair_config` for `aws.eks.NodeGroup` (the Python SDK's snake_case keys)."""
-    return {SNAKE[k]: v for k, v in node_repair_config(h).items()}
+    return {snake(k): v for k, v in node_repair_config(h).items()}
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,10 @@ from ..catalog.health import (
     NMA_DCGM_INSTANCE_TYPES,
 )
 from ..catalog.images import arch_of
-from ..config.capacity import capacity_order, pool_machines
+from ..config.capacity import DWS, capacity_order, pool_machines
 from ..config.model import GpuPool, StackConfig
 from .repair import agent_wanted
 from .validation import checks
-
-DWS = ("flex-start", "queued")
 
 
 def _repair(cfg: StackConfig, pool: GpuPool) -> tuple[str | None, str]:

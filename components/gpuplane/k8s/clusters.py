@@ -10,13 +10,14 @@ with where its attribute comes from.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..args.checks import ArgsError, shape_problems
 from ..catalog.regions import gcp_region_of
 from ..config.pool import KUBERNETES_SERVICES
 from .kubeconfig import eks_kubeconfig, gke_kubeconfig, region_of_arn
@@ -220,3 +221,16 @@ __all__ = [
     "is_cluster",
     "label_of",
 ]
+
+
+def check_component_args(
+    where: str, args: Mapping[str, Any], cls: Any, choice: tuple[str, str, Collection[str]]
+) -> None:
+    """Raise one `ArgsError` for `where` naming every bad argument: undeclared or mistyped ones (`cls`), a
+    `cluster` that is not a cluster object, and the `(argument, value, allowed)` choice outside `allowed`."""
+    key, value, allowed = choice
+    problems = shape_problems(args, cls) + cluster_problems(args)
+    if value not in allowed:
+        problems.append((key, f"{value!r} is not one of {list(allowed)}"))
+    if problems:
+        raise ArgsError(where, problems)

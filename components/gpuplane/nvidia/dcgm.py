@@ -15,9 +15,9 @@ from typing import Any, NotRequired, TypedDict, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..args.checks import ArgsError, lift, plain, shape_problems
+from ..args.checks import lift, plain
 from ..args.inputs import ExporterHost, GpuNodes
-from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
+from ..k8s.clusters import adopt_kubernetes_provider, check_component_args
 from ..k8s.objects import pinned_release, privileged_namespace
 from ..pins import CHARTS
 from ..scheduling.nodes import POOL_LABEL, NodeSelection, agent_tolerations, label_affinity, targets_of
@@ -199,11 +199,7 @@ class DcgmExporter(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         host = str(plain(args.get("host")))
-        problems = shape_problems(args, DcgmExporterArgs) + cluster_problems(args)
-        if host not in HOST_DRIVERS:
-            problems.append(("host", f"{host!r} is not one of {list(HOST_DRIVERS)}"))
-        if problems:
-            raise ArgsError(f"DcgmExporter {name!r}", problems)
+        check_component_args(f"DcgmExporter {name!r}", args, DcgmExporterArgs, ("host", host, HOST_DRIVERS))
         namespace = args.get("namespace") or "gpu-monitoring"
         label = args.get("node_label") or POOL_LABEL
         super().__init__("gpuplane:nvidia:DcgmExporter", name, None, opts)

@@ -17,10 +17,10 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..args.checks import ArgsError, lift, plain, shape_problems
+from ..args.checks import lift, plain
 from ..args.inputs import GpuNodes
 from ..catalog.dra import DRA_HOSTS, PLUGIN_LABEL
-from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
+from ..k8s.clusters import adopt_kubernetes_provider, check_component_args
 from ..k8s.objects import pinned_release, privileged_namespace
 from ..scheduling.claims import claims_on
 from ..scheduling.nodes import agent_tolerations, targets_of
@@ -99,11 +99,7 @@ class NvidiaDraDriver(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         host = str(plain(args.get("host")))
-        problems = shape_problems(args, NvidiaDraDriverArgs) + cluster_problems(args)
-        if host not in HOST_CLOUDS:
-            problems.append(("host", f"{host!r} is not one of {list(HOST_CLOUDS)}"))
-        if problems:
-            raise ArgsError(f"NvidiaDraDriver {name!r}", problems)
+        check_component_args(f"NvidiaDraDriver {name!r}", args, NvidiaDraDriverArgs, ("host", host, HOST_CLOUDS))
         cloud = HOST_CLOUDS[host]
         namespace = args.get("namespace") or NAMESPACE
         selector = args.get("system_node_selector")

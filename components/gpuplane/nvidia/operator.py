@@ -15,12 +15,12 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..args.checks import ArgsError, lift, plain, shape_problems
+from ..args.checks import lift, plain
 from ..args.inputs import AmiType, GpuNodes
 from ..catalog import NODE_IMAGES, NodeImage, operator_components
 from ..config.model import GpuPool
 from ..config.sharing import Sharing
-from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
+from ..k8s.clusters import adopt_kubernetes_provider, check_component_args
 from ..k8s.objects import pinned_release, privileged_namespace
 from ..scheduling.claims import claims_on
 from ..scheduling.nodes import GPU_TAINT, GpuNodeTarget, targets_of, tolerations_for
@@ -142,11 +142,7 @@ class GpuOperator(pulumi.ComponentResource):
 
         Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
         ami = str(plain(args.get("node_image") or AmiType.AL2023_X86_64_NVIDIA))
-        problems = shape_problems(args, GpuOperatorArgs) + cluster_problems(args)
-        if ami not in NODE_IMAGES:
-            problems.append(("node_image", f"{ami!r} is not one of {list(NODE_IMAGES)}"))
-        if problems:
-            raise ArgsError(f"GpuOperator {name!r}", problems)
+        check_component_args(f"GpuOperator {name!r}", args, GpuOperatorArgs, ("node_image", ami, NODE_IMAGES))
         image = NODE_IMAGES[ami]
         namespace = args.get("namespace") or NAMESPACE
         nodes = args.get("gpu_nodes") or []
