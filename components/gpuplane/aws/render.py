@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..catalog import NODE_IMAGES, lookup
+from ..catalog import NODE_IMAGES
 from ..config.capacity import eks_capacity_type
 from ..config.model import ClusterConfig, GpuPool
-from ..config.network import efa_instances
+from ..config.prices import machine_of
 from ..resources.names import fit_autoname, fit_prefix
 from ..scheduling.nodes import pool_labels, pool_taints
 from ..scheduling.sharing import advertised, operator_node_labels
@@ -140,16 +140,9 @@ def autoscaler_policy(cluster: str) -> str:
 
 
 def instance_types(pool: GpuPool) -> list[str]:
-    """The pool's instance types: configured, or the catalog's smallest for its GPU count."""
-    if pool.instanceTypes:
-        return list(pool.instanceTypes)
-    if pool.network == "efa":  # the smallest type that takes EFA (config validation checked there is one)
-        return efa_instances(pool.gpu, pool.gpusPerNode, None)[:1]
-    gpu = lookup(pool.gpu)
-    assert gpu is not None and gpu.aws is not None, f"{pool.gpu} has no AWS offer (config validation missed it)"
-    found = gpu.aws.default_instance(pool.gpusPerNode)
-    assert found is not None, f"no {pool.gpu} instance with {pool.gpusPerNode} GPUs"
-    return [found]
+    """The pool's instance types: configured, or the catalog's smallest for its GPU count (on EFA pools,
+    the smallest that takes EFA)."""
+    return list(pool.instanceTypes) if pool.instanceTypes else [machine_of("aws", pool)]
 
 
 def gpu_node_labels(cluster: ClusterConfig, pool: GpuPool) -> dict[str, str]:

@@ -17,6 +17,7 @@ from ..config.capacity import gcp_pool_zones
 from ..config.dra import claims_gpus
 from ..config.gcp import GKE_DEFAULT_ZONES, GcpConfig
 from ..config.model import ClusterConfig, GpuPool
+from ..config.prices import machine_of
 from ..config.provisioning import AutoProvisioningConfig
 from ..scheduling.nodes import pool_labels, pool_taints
 from ..scheduling.sharing import gke_accelerator_sharing
@@ -93,13 +94,7 @@ def system_zones(max_nodes: int, zones: Sequence[str]) -> list[str]:
 
 def machine_type(pool: GpuPool) -> str:
     """The pool's machine type: the configured one, or the catalog's for its GPU count."""
-    gpu = lookup(pool.gpu)
-    if pool.machineType:
-        return pool.machineType
-    assert gpu is not None and gpu.gcp is not None, f"{pool.gpu} has no GCP offer (config validation missed it)"
-    found = gpu.gcp.default_machine(pool.gpusPerNode)
-    assert found is not None, f"no {pool.gpu} machine with {pool.gpusPerNode} GPUs"
-    return found
+    return machine_of("gcp", pool)
 
 
 def accelerator(pool: GpuPool) -> str:

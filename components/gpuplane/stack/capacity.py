@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..catalog import lookup
 from ..catalog.availability import PRICE_SOURCE, SPOT_FRACTION
-from ..catalog.pricing import DWS_OPTIONS, Rates, node_rate
+from ..catalog.pricing import DWS_OPTIONS
 from ..config.capacity import capacity_order, reserved_nodes
 from ..config.model import GpuPool, StackConfig
+from ..config.prices import machine_of, node_price
 from ..scheduling.sharing import slots_per_gpu
 from .fleet import region_configs
 
@@ -38,35 +38,6 @@ class CapacityRow:
     usd_per_hour_at_floor: float | None
 
 
-def machine_of(cfg: StackConfig, pool: GpuPool) -> str:
-    """The instance or machine type a pool's nodes use (for classes: the catalog's smallest fit)."""
-    if cfg.platform_spec.cloud == "gcp":
-        from ..gcp.render import machine_type
-
-        return machine_type(pool)
-    from ..aws.render import instance_types
-
-    return instance_types(pool)[0]
-
-
-def pool_rates(cfg: StackConfig) -> Rates:
-    p = cfg.prices
-    return Rates(p.onDemand, p.spotFraction, p.flexStartFraction)
-
-
-def node_price(cfg: StackConfig, pool: GpuPool, machine: str, option: str | None = None) -> float | None:
-    """Estimated USD/h of one node under `option` (`catalog.pricing.BASES`; unset: the pool's first
-    capacity type beyond its reservation, or `reserved` for a reservation-only pool), or None when not known."""
-    if option is None:
-        order = capacity_order(cfg.platform, pool)
-        option = next((c for c in order if c != "reserved"), "reserved")
-    gpu = lookup(pool.gpu)
-    attached = gpu.gcp.accelerator if gpu is not None and gpu.gcp is not None else None
-    block = pool.reservation is not None and pool.reservation.type == "capacity-block"
-    cloud = cfg.platform_spec.cloud
-    return node_rate(pool_rates(cfg), cloud, machine, option, block, attached, pool.gpusPerNode)
-
-
 def sharing_label(pool: GpuPool) -> str:
     s = pool.sharing
     if s is None:
@@ -82,7 +53,7 @@ def capacity(cfg: StackConfig) -> list[CapacityRow]:
     for region, rcfg in region_configs(cfg):
         fixed = rcfg.platform_spec.fixed_pools
         for p in rcfg.gpuPools:
-            machine = machine_of(rcfg, p)
+            machine = machine_of(rcfg.platform_spec.cloud, p)
             price = node_price(rcfg, p, machine)
             floor = p.minNodes if fixed else 0
             reserved = reserved_nodes(p)
