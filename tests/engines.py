@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -24,3 +26,17 @@ def engine(name: str) -> str:
     if path is None:
         unavailable(f"{name} is not installed (Debian: apt-get install prometheus); .ci/run installs it")
     return path
+
+
+def start_prometheus(config: Path, data: Path, port: int) -> subprocess.Popen[bytes]:
+    """A real Prometheus on 127.0.0.1:`port` with `config`, storing in `data` (quiet)."""
+    return subprocess.Popen(
+        [
+            engine("prometheus"),
+            f"--config.file={config}",
+            f"--storage.tsdb.path={data}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

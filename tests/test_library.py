@@ -115,27 +115,29 @@ def test_karpenter_pools_take_a_role_output() -> None:
     assert node_pool.inputs["spec"]["template"]["metadata"]["labels"]["gpuplane.io/cluster"] == "mine"
 
 
+def karpenter_pools(gpu_pools: list[Any]) -> KarpenterGpuNodePools:
+    """Karpenter pools `gpu` on a cluster of one's own (`mine`)."""
+    return KarpenterGpuNodePools(
+        "gpu", {"cluster_name": "mine", "node_role": "KarpenterNodeRole-mine", "gpu_pools": gpu_pools}
+    )
+
+
 def test_software_chains_on_a_pool_components_outputs() -> None:
     """The exporter and the operator tolerate exactly what the pools' outputs say; placement() reads them."""
     seen: dict[str, Any] = {}
 
     def program() -> None:
-        pools = KarpenterGpuNodePools(
-            "gpu",
-            {
-                "cluster_name": "mine",
-                "node_role": "KarpenterNodeRole-mine",
-                "gpu_pools": [
-                    {"name": "l4", "gpu": GpuType.L4, "max_nodes": 4},
-                    {
-                        "name": "shared",
-                        "gpu": GpuType.L4,
-                        "max_nodes": 2,
-                        "taints": [{"key": "team", "value": "ml"}],
-                        "sharing": {"strategy": SharingStrategy.TIME_SLICING, "replicas": 4},
-                    },
-                ],
-            },
+        pools = karpenter_pools(
+            [
+                {"name": "l4", "gpu": GpuType.L4, "max_nodes": 4},
+                {
+                    "name": "shared",
+                    "gpu": GpuType.L4,
+                    "max_nodes": 2,
+                    "taints": [{"key": "team", "value": "ml"}],
+                    "sharing": {"strategy": SharingStrategy.TIME_SLICING, "replicas": 4},
+                },
+            ]
         )
         GpuOperator("op", {"node_image": AmiType.AL2023_X86_64_NVIDIA, "gpu_nodes": pools.gpu_nodes})
         nodes = pulumi.Output.from_input(pools.gpu_nodes)

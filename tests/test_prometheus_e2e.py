@@ -29,7 +29,7 @@ from gpuplane.plan import load
 
 from .conftest import ROOT, cached_plan
 from .conftest import SINGLE as STACKS
-from .engines import engine
+from .engines import engine, start_prometheus
 from .graph import exporter_facts
 
 # pytest-xdist: one worker runs the module: its fixture starts every stack's Prometheus and serves fixed pod ports.
@@ -157,18 +157,7 @@ def start(stack: str, workdir: Path) -> Run:
     job.update({"scrape_interval": "1s", "scrape_timeout": "1s"})
     (workdir / "prometheus.yml").write_text(yaml.safe_dump({"scrape_configs": [job]}, sort_keys=False))
     port = free_port()
-    run.procs.append(
-        subprocess.Popen(
-            [
-                engine("prometheus"),
-                f"--config.file={workdir / 'prometheus.yml'}",
-                f"--storage.tsdb.path={workdir / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    )
+    run.procs.append(start_prometheus(workdir / "prometheus.yml", workdir / "data", port))
     run.base = f"http://127.0.0.1:{port}"
     return run
 

@@ -36,7 +36,7 @@ from gpuplane.plan import Plan
 
 from . import labelled_gpus as fx
 from .conftest import FLEETS, SINGLE, cached_plan
-from .engines import engine
+from .engines import engine, start_prometheus
 from .test_oracles import DCGM_EXPORTER_SERVICE_LABELS
 from .test_prometheus_e2e import free_port, query, serve
 from .test_promtool import promtool
@@ -230,16 +230,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     check = promtool("check", "config", str(config))
     assert check.returncode == 0, check.stdout + check.stderr
     listen = free_port()
-    proc = subprocess.Popen(
-        [
-            engine("prometheus"),
-            f"--config.file={config}",
-            f"--storage.tsdb.path={workdir / 'data'}",
-            f"--web.listen-address=127.0.0.1:{listen}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_prometheus(config, workdir / "data", listen)
     server = Server(f"http://127.0.0.1:{listen}", workdir)
     try:
         deadline = time.monotonic() + 30

@@ -23,7 +23,7 @@ EXPOSED = {
     "DcgmExporter": ({"host"}, {"namespace", "releaseName", "serviceName"}),
     "NvidiaDraDriver": ({"host", "gpuNodes"}, {"namespace", "releaseName"}),
     "KueueQueues": ({"gpuNodes", "teams"}, {"namespace", "queues"}),
-    "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration"}),
+    "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration", "gpuCost"}),
     "GkeGpuPlatform": (
         {"cluster", "gcp", "gpuPools"},
         {"clusterName", "endpoint", "kubeconfig", "gpuNodePools", "gpuNodes", "scrapeConfig", "prometheusRules"},

@@ -299,3 +299,16 @@ class GpuNodes(TypedDict):
     annotations: NotRequired[Mapping[str, str]]
     """Pod annotations a workload needs on these nodes (GKE GPUDirect: `networking.gke.io/interfaces`,
     which attaches the node's extra NICs to the pod)."""
+
+
+class GpuPriceArgs(TypedDict):
+    """What one GPU pool costs, for `GpuMonitoring`'s cost rules."""
+
+    nodes: GpuNodes
+    """The pool (a pool component's `gpu_nodes` entry): its `affinity` (else its `gpuplane.io/pool` label) selects
+    its nodes in kube-state-metrics' `kube_node_labels`, its `sharing` says what one unit of it is."""
+    usd_per_gpu_hour: float
+    """What one GPU of the pool costs per hour, in USD (e.g. your negotiated rate)."""
+    units_per_gpu: NotRequired[int]
+    """Units one GPU becomes; unset: the sharing's replicas, the MIG profile's instances on a catalog GPU
+    (`gpuplane.io/gpu` label), or 1."""

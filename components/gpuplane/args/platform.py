@@ -20,6 +20,7 @@ import pulumi
 from ..config.model import StackConfig
 from .checks import ArgsError, camel, check, pool_config, shape_problems
 from .deferred import Deferred
+from .inputs import GpuPriceArgs
 from .kueue import KueueTeamArgs
 
 
@@ -217,6 +218,9 @@ class GpuMonitoringArgs(TypedDict):
     system_node_selector: NotRequired[Mapping[str, str]]
     """Node selector for kube-prometheus-stack's pods (`install`); default gpuplane's system nodes
     (`gpuplane.io/role: system`)."""
+    gpu_prices: NotRequired[Sequence[GpuPriceArgs]]
+    """Each pool's price: adds the GPU cost recording rules (cost per pod, namespace and pool; of unallocated,
+    empty and held-but-idle GPUs). They need kube-state-metrics with the node labels allowed (`gpu_cost`)."""
 
 
 class AuthorizedNetworkArgs(TypedDict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import cost
 from .rules import RuleSettings, allocated
 
 SIDECAR_LABEL = {"grafana_dashboard": "1"}
@@ -69,6 +70,8 @@ def dashboard(s: RuleSettings) -> dict[str, Any]:
             kind="table",
         ),
     ]
+    if s.cost is not None:
+        panels += cost_panels(24)
     return {
         "uid": "gpuplane-gpus",
         "title": "GPUs (gpuplane)",
@@ -90,3 +93,15 @@ def dashboard_configmap(namespace: str, s: RuleSettings) -> dict[str, Any]:
         "metadata": {"name": "gpuplane-gpu-dashboard", "namespace": namespace, "labels": dict(SIDECAR_LABEL)},
         "data": {"gpuplane-gpus.json": json.dumps(dashboard(s), indent=1, sort_keys=True)},
     }
+
+
+def cost_panels(y: int) -> list[dict[str, Any]]:
+    """What the GPUs cost per hour (the cost rules' series): by namespace, by pool held and not, and the
+    waste: GPUs nobody holds, empty GPU nodes, GPUs held but idle."""
+    return [
+        _panel(7, "GPU cost by namespace ($/h)", cost.BY_NAMESPACE, "{{namespace}}", "currencyUSD", 0, y),
+        _panel(8, "GPU cost by pool, allocated ($/h)", cost.BY_POOL, "{{pool}}", "currencyUSD", 12, y),
+        _panel(9, "Unallocated GPUs ($/h)", cost.UNALLOCATED, "{{pool}}", "currencyUSD", 0, y + 8),
+        _panel(10, "Empty GPU nodes ($/h)", cost.EMPTY_NODES, "{{pool}}", "currencyUSD", 12, y + 8),
+        _panel(11, "Held but idle ($/h)", cost.IDLE_ALLOCATED, "{{namespace}} on {{pool}}", "currencyUSD", 0, y + 16),
+    ]

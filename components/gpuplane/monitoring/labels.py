@@ -65,6 +65,9 @@ class LabelModel:
     """Where the entry comes from."""
     extra: Mapping[str, str] = field(default_factory=dict)
     """Other labels the collector adds (name -> what it holds)."""
+    state: Mapping[str, str] = field(default_factory=lambda: dict(zip(WORKLOAD, WORKLOAD, strict=True)))
+    """kube-state-metrics' own `namespace`, `pod`, `container` labels -> the label they are stored in (the cost
+    rules read its pod requests and node labels)."""
 
     def stored(self, label: str) -> str:
         """The stored label name of a canonical workload label."""
@@ -72,6 +75,9 @@ class LabelModel:
 
 
 _SAME = MappingProxyType({k: k for k in WORKLOAD})
+_GMP_WORKLOAD = MappingProxyType({"namespace": "exported_namespace", "pod": "pod", "container": "container"})
+"""GKE Managed Prometheus keeps `namespace` for the monitor's namespace: a scraped `namespace` lands in
+`exported_namespace` (pod_config.go `protectedLabel`); kube-state-metrics scraped by a PodMonitoring likewise."""
 
 SCRAPE_CONFIG = LabelModel(
     node="kubernetes_node",
@@ -96,13 +102,14 @@ PROMETHEUS_OPERATOR = LabelModel(
 )
 GKE_MANAGED = LabelModel(
     node="node",
-    workload=MappingProxyType({"namespace": "exported_namespace", "pod": "pod", "container": "container"}),
+    workload=_GMP_WORKLOAD,
     idle=("namespace",),
     cluster="cluster",
     region="location",
     source="prometheus-engine pkg/operator/apis/monitoring/v1/pod_config.go (namespace always the "
     "PodMonitoring's, metadata label node, no honor_labels, namespace protected from relabeling)",
     extra=MappingProxyType({"project_id": "GCP project", "location": "cluster location"}),
+    state=_GMP_WORKLOAD,
 )
 AUTOPILOT_DEVICE_PLUGIN = LabelModel(
     node="kubernetes_node",
@@ -124,6 +131,7 @@ AUTOPILOT_MANAGED_DCGM = LabelModel(
     "(prometheus-engine examples/nvidia-dcgm: targetLabels.metadata [], so the exporter's workload labels "
     "stay) with GMP's node/cluster/location; unverified against a live cluster",
     extra=MappingProxyType({"project_id": "GCP project", "location": "cluster location"}),
+    state=_GMP_WORKLOAD,
 )
 
 BY_INTEGRATION: Mapping[str, LabelModel] = MappingProxyType(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..text import yamltext
+from .cost import CostSettings, cost_group, price_group
 from .labels import SCRAPE_CONFIG, WORKLOAD, LabelModel
 from .scrape import JOB_NAME
 
@@ -89,6 +90,8 @@ class RuleSettings:
     alerts so a responder finds the repair that follows; empty: none."""
     exporter_pods: ExporterPods | None = None
     """Set where kube-state-metrics runs (`install`): adds `GpuNodeWithoutExporter`."""
+    cost: CostSettings | None = None
+    """The pools and their prices: adds the price and cost recording groups (`cost.py`)."""
 
     @property
     def node_label(self) -> str:
@@ -214,10 +217,13 @@ def rule_groups(s: RuleSettings) -> list[dict[str, Any]]:
         {"record": "gpuplane:gpu_utilization:avg_by_pod", "expr": f"avg by ({c}, namespace, pod) ({used})"},
         {"record": "gpuplane:gpus_allocated:count_by_namespace", "expr": f"count by ({c}, namespace) ({used})"},
     ]
-    return [
+    groups = [
         {"name": "gpuplane-gpu-alerts", "rules": alerts},
         {"name": "gpuplane-gpu-utilization", "interval": "1m", "rules": records},
     ]
+    if s.cost is not None:
+        groups += [price_group(s.cost), cost_group(s.labels, m.util, s.idle_window, s.idle_percent)]
+    return groups
 
 
 def exporter_absent_alert(pods: ExporterPods) -> dict[str, Any]:

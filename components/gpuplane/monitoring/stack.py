@@ -26,6 +26,7 @@ from ..args.platform import GpuMonitoringArgs
 from ..catalog.platforms import GPUPLANE_SYSTEM_POOL, SystemPods
 from ..k8s.clusters import adopt_kubernetes_provider, facts, is_cluster
 from ..k8s.objects import custom_resource, namespace_manifest, pinned_release, privileged_namespace
+from .cost import allowlist
 from .dashboard import dashboard_configmap
 from .monitors import pod_monitoring_manifest, service_monitor_manifest
 from .rules import RuleSettings, prometheus_rule_manifest, rule_groups
@@ -59,15 +60,20 @@ def kps_values(
     install_namespace: str = "monitoring",
     system: SystemPods = GPUPLANE_SYSTEM_POOL,
     crds: bool = True,
+    node_labels: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """kube-prometheus-stack values: every pod but node-exporter on the platform's system nodes (Prometheus,
     Alertmanager, the operator and its webhook-patch Job, kube-state-metrics and Grafana, whose keys live
     in their subcharts), a `cluster` label, node-exporter in its own privileged namespace. `crds=False`
-    when the cluster already has the CRDs."""
+    when the cluster already has the CRDs. `node_labels`: the node label keys kube-state-metrics exposes in
+    `kube_node_labels` (its chart's `metricLabelsAllowlist`; the cost rules select pools by them)."""
     pods = system.values()
+    ksm: dict[str, Any] = dict(pods)
+    if node_labels:
+        ksm["metricLabelsAllowlist"] = [f"nodes=[{','.join(node_labels)}]"]
     values: dict[str, Any] = {
         "grafana": {"enabled": True, **pods},
-        "kube-state-metrics": dict(pods),
+        "kube-state-metrics": ksm,
         "prometheus-node-exporter": {"namespaceOverride": node_exporter_namespace(install_namespace)},
         "prometheusOperator": {**pods, "admissionWebhooks": {"patch": dict(pods)}},
         "prometheus": {"prometheusSpec": {**pods, "externalLabels": {"cluster": cluster, "region": region}}},
@@ -153,6 +159,8 @@ class GpuMonitoring(pulumi.ComponentResource):
     """The GPU recording and alerting rules, as a Prometheus rules file."""
     integration: pulumi.Output[str]
     """The integration in use."""
+    gpu_cost: pulumi.Output[dict[str, Any]]
+    """With `gpu_prices`: each pool's price, the cost series and the kube-state-metrics setting they need."""
 
     def __init__(self, name: str, args: GpuMonitoringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """Monitoring objects `{name}-...` for the exporter `args["exporter"]`; see `GpuMonitoringArgs`. The
@@ -222,6 +230,7 @@ class GpuMonitoring(pulumi.ComponentResource):
                         args.install_namespace,
                         args.system,
                         crds,
+                        tuple(allowlist(args.settings.cost)) if args.settings.cost else (),
                     ),
                     opts=pulumi.ResourceOptions(parent=self, depends_on=namespaces),
                     timeout=900,
@@ -243,4 +252,5 @@ class GpuMonitoring(pulumi.ComponentResource):
         self.scrape_config = outputs["scrape_config"]
         self.prometheus_rules = outputs["prometheus_rules"]
         self.integration = outputs["integration"]
+        self.gpu_cost = outputs["gpu_cost"]
         self.register_outputs(dict(outputs))

@@ -18,6 +18,7 @@ from ..config.base import DNS_LABEL
 from ..config.load import key_path
 from ..config.monitoring import MonitoringConfig
 from ..nvidia import dcgm, operator
+from .cost import CostSettings, cost_summary, pool_cost_of
 from .rules import rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
 from .stack import MonitoringSpec
@@ -92,8 +93,14 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
             problems.append(
                 ("monitoring." + snake(key_path(tuple(e["loc"])).removeprefix("gpuplane:")), snake(e["msg"]))
             )
+    pools = []
+    for i, entry in enumerate(args.get("gpu_prices") or []):
+        pool, bad = pool_cost_of(entry if isinstance(entry, Mapping) else {}, f"gpu_prices[{i}]")
+        problems += bad
+        pools += [pool] if pool is not None else []
     if problems:
         raise ArgsError(where, problems)
+    cost = CostSettings(str(cluster), tuple(pools)) if pools else None
     default_ns = DEFAULT_NAMESPACES.get(exporter, m.namespace)
     labels = {"cluster": cluster, **({"region": region} if region else {})}
     # An Output namespace (`DcgmExporter(...).namespace`) stands in as a token until the children register.
@@ -105,7 +112,7 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
         cluster=cluster,
         integration=m.integration,
         target=target,
-        settings=settings_for(PLATFORM_OF.get(exporter, ""), m, target),
+        settings=settings_for(PLATFORM_OF.get(exporter, ""), m, target, cost),
         selector_labels=m.selectorLabels,
         interval=m.scrapeInterval,
         timeout=m.scrapeTimeout,
@@ -116,12 +123,13 @@ def spec_of(where: str, args: GpuMonitoringArgs) -> tuple[MonitoringSpec, Deferr
     return spec, deferred
 
 
-def outputs_of(spec: MonitoringSpec) -> dict[str, str]:
-    """The component's outputs: the scrape job, the rules file and the integration."""
+def outputs_of(spec: MonitoringSpec) -> dict[str, Any]:
+    """The component's outputs: the scrape job, the rules file, the integration and what the cost rules need."""
     return {
         "scrape_config": stack_scrape_yaml(spec.target, spec.interval, spec.timeout),
         "prometheus_rules": rules_file_yaml(rule_groups(spec.settings)),
         "integration": spec.integration,
+        "gpu_cost": cost_summary(spec.settings.cost, spec.integration),
     }
 
 
@@ -149,4 +157,4 @@ def monitoring_args(
 
 def scrape_config(args: GpuMonitoringArgs) -> str:
     """The `gpu-metrics` Prometheus scrape job for these (plain) args, as YAML (also `GpuMonitoring.scrape_config`)."""
-    return outputs_of(spec_of("GpuMonitoring args", args)[0])["scrape_config"]
+    return str(outputs_of(spec_of("GpuMonitoring args", args)[0])["scrape_config"])

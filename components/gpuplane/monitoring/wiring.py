@@ -3,27 +3,43 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pulumi
 
 from ..catalog.health import HEALTH
 from ..config.model import StackConfig
 from ..config.monitoring import MonitoringConfig
+from ..config.prices import gpu_price
+from ..scheduling.placement import affinity_of, stack_gpu_nodes
+from ..scheduling.sharing import slots_per_gpu
+from .cost import KUBE_STATE_METRICS, CostSettings, PoolCost, cost_summary
 from .labels import label_model
 from .rules import ExporterPods, RuleSettings, rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
 from .stack import GpuMonitoring, MonitoringSpec
 
-KUBE_STATE_METRICS = ("install",)
-"""Integrations where gpuplane knows kube-state-metrics runs (kube-prometheus-stack brings it)."""
-
 
 def rule_settings(cfg: StackConfig, target: ScrapeTarget | None = None) -> RuleSettings:
-    """Thresholds from the config; label names from the integration's label model (`labels.py`)."""
-    return settings_for(cfg.platform, cfg.monitoring, target)
+    """Thresholds from the config; label names from the integration's label model (`labels.py`); the pools'
+    prices for the cost rules."""
+    return settings_for(cfg.platform, cfg.monitoring, target, stack_cost(cfg))
 
 
-def settings_for(platform: str, m: MonitoringConfig, target: ScrapeTarget | None = None) -> RuleSettings:
+def stack_cost(cfg: StackConfig) -> CostSettings:
+    """The stack's pools for the cost rules: each pool's price per GPU-hour from the capacity summary's price
+    table, its units per GPU, and the node-affinity that selects its nodes (the placement helper's)."""
+    pools = []
+    for pool, nodes in zip(cfg.gpuPools, stack_gpu_nodes(cfg), strict=True):
+        mig = pool.sharing is not None and pool.sharing.strategy == "mig"
+        units = slots_per_gpu(pool)
+        pools.append(PoolCost(pool.name, gpu_price(cfg, pool), units, units if mig else 1, tuple(affinity_of(nodes))))
+    return CostSettings(cfg.cluster.name, tuple(pools))
+
+
+def settings_for(
+    platform: str, m: MonitoringConfig, target: ScrapeTarget | None = None, cost: CostSettings | None = None
+) -> RuleSettings:
     """Rule settings of monitoring config `m` on `platform` (any string: the label model's overrides are
     per platform, the rest per integration) for the exporter `target`."""
     pods = None
@@ -37,6 +53,7 @@ def settings_for(platform: str, m: MonitoringConfig, target: ScrapeTarget | None
         memory_ratio=m.memoryRatio,
         node_condition=HEALTH[platform].condition if platform in HEALTH else "",  # EKS's; GKE repair acts on none
         exporter_pods=pods,
+        cost=cost,
     )
 
 
@@ -47,14 +64,17 @@ def identified(cfg: StackConfig, target: ScrapeTarget) -> ScrapeTarget:
     return replace(target, static_labels={"cluster": cfg.cluster.name, "region": region})
 
 
-def monitoring_outputs(cfg: StackConfig, target: ScrapeTarget) -> dict[str, str]:
-    """Stack outputs every platform exports: the scrape job and the rules file, ready to paste."""
+def monitoring_outputs(cfg: StackConfig, target: ScrapeTarget) -> dict[str, Any]:
+    """Stack outputs every platform exports: the scrape job and the rules file, ready to paste, and what the
+    cost rules need."""
     target = identified(cfg, target)
     m = cfg.monitoring
+    settings = rule_settings(cfg, target)
     return {
         "monitoringIntegration": m.integration,
         "scrapeConfig": stack_scrape_yaml(target, m.scrapeInterval, m.scrapeTimeout),
-        "prometheusRules": rules_file_yaml(rule_groups(rule_settings(cfg, target))),
+        "prometheusRules": rules_file_yaml(rule_groups(settings)),
+        "gpuCost": cost_summary(settings.cost, m.integration),
     }
 
 

@@ -1,0 +1,237 @@
+"""What GPUs cost, in Prometheus: recording rules for GPU cost per hour by cluster, pool, namespace and pod,
+plus the cost of GPUs nobody holds, of empty GPU nodes and of GPUs held but idle.
+
+Where the numbers come from, so that no price sits inside a cost rule:
+
+- **Prices** are series of their own, one per pool (`gpuplane:gpu_price_usd_per_hour{cluster, pool}`), written
+  from the price table the capacity summary reads (`config.prices.gpu_price`: the catalog's dated list prices,
+  or `gpuplane:prices`). A price change rewrites that group only. A pool the table cannot price has no series,
+  so its cost is absent rather than zero (`unpriced`).
+- **Which node is in which pool** comes from kube-state-metrics' `kube_node_labels`, selected by the same
+  node-affinity expressions the placement helper and Kueue's flavors use (`scheduling.placement.affinity_of`).
+  kube-state-metrics exposes a node label only when allowed (`--metric-labels-allowlist`, `allowlist()`);
+  gpuplane sets it on the kube-state-metrics it installs (`install`).
+- **What is allocated** is kube-state-metrics' `kube_pod_container_resource_requests` for GPU resources on
+  Running pods (kube-state-metrics docs, pod metrics; the kube-prometheus mixin's Running/Pending filter). A
+  unit of a pool is a whole GPU, a MIG instance or a share: each weighs 1 / `units_per_gpu` of the GPU's price
+  (`scheduling.sharing.slots_per_gpu`), so time-slicing and MPS shares are costed as the fraction they are.
+  dcgm-exporter would attribute a shared GPU to one pod only (labels.py), which is why requests, not DCGM
+  series, carry allocation.
+- **Held but idle** reads the GPU series themselves: an allocated GPU (or MIG instance) whose utilisation
+  stayed under the idle threshold for the whole idle window, the same test as `GpuAllocatedButIdle`.
+
+Labels are canonical after the rules (`cluster`, `pool`, `node`, `namespace`, `pod`), whatever the integration
+stores (`labels.LabelModel`: GKE Managed Prometheus keeps workload namespaces in `exported_namespace`), so the
+answers match across integrations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog import lookup
+from .labels import WORKLOAD, LabelModel
+
+GPU_RESOURCES = 'resource=~"nvidia_com_gpu|nvidia_com_mig_.+"'
+"""kube-state-metrics names extended resources with `.`, `/` and `-` made `_` (`nvidia.com/gpu` ->
+`nvidia_com_gpu`, `nvidia.com/mig-1g.10gb` -> `nvidia_com_mig_1g_10gb`)."""
+
+KUBE_STATE_METRICS = ("install",)
+"""Integrations where gpuplane knows kube-state-metrics runs (kube-prometheus-stack brings it) and sets it up."""
+
+HOURS_PER_MONTH = 730
+"""Average hours in a month (8,760 / 12), as cloud pricing pages use it."""
+
+PRICE = "gpuplane:gpu_price_usd_per_hour"
+UNITS = "gpuplane:gpu_units_per_gpu"
+SERIES = "gpuplane:gpu_series_per_gpu"
+NODE_POOL = "gpuplane:node_pool:info"
+ALLOCATED = "gpuplane:gpu_units_allocated:by_pod"
+CAPACITY = "gpuplane:gpu_units_capacity:by_node"
+BY_POD = "gpuplane:gpu_cost_usd_per_hour:by_pod"
+BY_NAMESPACE = "gpuplane:gpu_cost_usd_per_hour:by_namespace"
+BY_POOL = "gpuplane:gpu_cost_usd_per_hour:by_pool"
+CAPACITY_COST = "gpuplane:gpu_capacity_cost_usd_per_hour:by_pool"
+UNALLOCATED = "gpuplane:gpu_unallocated_cost_usd_per_hour:by_pool"
+EMPTY_NODES = "gpuplane:gpu_empty_node_cost_usd_per_hour:by_pool"
+IDLE_ALLOCATED = "gpuplane:gpu_idle_allocated_cost_usd_per_hour:by_namespace"
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    """One pool, as the cost rules see it."""
+
+    pool: str
+    usd_per_gpu_hour: float | None
+    """The pool's price per GPU-hour (None: the price table has none; the pool is not costed)."""
+    units_per_gpu: int
+    """Schedulable units one GPU becomes (sharing replicas, MIG instances, or 1)."""
+    series_per_gpu: int
+    """GPU series dcgm-exporter writes per GPU: one per MIG instance on MIG pools, else 1."""
+    nodes: tuple[Mapping[str, Any], ...]
+    """Node-affinity expressions that select the pool's nodes (`In`, `NotIn`, `Exists`, `DoesNotExist`)."""
+
+
+@dataclass(frozen=True)
+class CostSettings:
+    """The stack's pools and prices for the cost rules."""
+
+    cluster: str
+    pools: tuple[PoolCost, ...]
+
+    @property
+    def unpriced(self) -> list[str]:
+        return [p.pool for p in self.pools if p.usd_per_gpu_hour is None]
+
+
+def ksm_label(key: str) -> str:
+    """kube-state-metrics' label for a Kubernetes label key: `label_` + the key with every character outside
+    `[a-zA-Z0-9_]` made `_` (kube-state-metrics internal/store/utils.go `SanitizeLabelName`)."""
+    return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", key)
+
+
+def _quote(value: str) -> str:
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", value)
+
+
+def node_matchers(exprs: Sequence[Mapping[str, Any]]) -> str:
+    """PromQL label matchers on `kube_node_labels` equivalent to node-affinity expressions."""
+    out = []
+    for e in exprs:
+        name, op, values = ksm_label(str(e["key"])), e["operator"], [str(v) for v in e.get("values") or []]
+        alternatives = "|".join(_quote(v) for v in values)
+        out.append(
+            {
+                "In": f'{name}=~"{alternatives}"',
+                "NotIn": f'{name}!~"{alternatives}"',
+                "Exists": f'{name}!=""',
+                "DoesNotExist": f'{name}=""',
+            }[op]
+        )
+    return ", ".join(out)
+
+
+def allowlist(cost: CostSettings) -> list[str]:
+    """The node label keys the cost rules read from `kube_node_labels`."""
+    return sorted({str(e["key"]) for p in cost.pools for e in p.nodes})
+
+
+def allowlist_flag(cost: CostSettings) -> str:
+    """The kube-state-metrics argument that exposes those node labels."""
+    return f"--metric-labels-allowlist=nodes=[{','.join(allowlist(cost))}]"
+
+
+def _canonical(expr: str, stored: Mapping[str, str]) -> str:
+    """`expr` with labels copied to their canonical names from where they are stored."""
+    for canonical in WORKLOAD:
+        where = stored.get(canonical, canonical)
+        if where != canonical:
+            expr = f'label_replace({expr}, "{canonical}", "$1", "{where}", "(.*)")'
+    return expr
+
+
+def _on_node(expr: str, node_label: str) -> str:
+    return expr if node_label == "node" else f'label_replace({expr}, "node", "$1", "{node_label}", "(.*)")'
+
+
+def _priced(expr: str, per: str) -> str:
+    """Per-node series `expr` joined to their pool, times the pool's price per GPU over `per` (a series)."""
+    return (
+        f"({expr} * on (node) group_left (cluster, pool) {NODE_POOL}) "
+        f"* on (cluster, pool) group_left () ({PRICE} / {per})"
+    )
+
+
+def price_group(cost: CostSettings) -> dict[str, Any]:
+    """The price and pool series: the only numbers the cost rules use, from the price table."""
+    rules: list[dict[str, Any]] = []
+    for p in cost.pools:
+        exprs = {NODE_POOL: f"max by (node) (kube_node_labels{{{node_matchers(p.nodes)}}})"}
+        if p.usd_per_gpu_hour is not None:
+            exprs |= {
+                PRICE: f"vector({p.usd_per_gpu_hour:g})",
+                UNITS: f"vector({p.units_per_gpu})",
+                SERIES: f"vector({p.series_per_gpu})",
+            }
+        labels = {"cluster": cost.cluster, "pool": p.pool}
+        rules += [{"record": r, "expr": e, "labels": dict(labels)} for r, e in exprs.items()]
+    return {"name": "gpuplane-gpu-prices", "interval": "1m", "rules": rules}
+
+
+def cost_group(labels: LabelModel, util: str, idle_window: str, idle_percent: float) -> dict[str, Any]:
+    """Cost per hour from allocation (kube-state-metrics) and idleness (the GPU series), joined to prices."""
+    requests = _canonical(f"kube_pod_container_resource_requests{{{GPU_RESOURCES}}}", labels.state)
+    running = _canonical('kube_pod_status_phase{phase="Running"} == 1', labels.state)
+    pod = labels.stored("pod")
+    idle = _on_node(_canonical(f'max_over_time({util}{{{pod}!=""}}[{idle_window}])', labels.workload), labels.node)
+    rules = [
+        {
+            "record": ALLOCATED,
+            "expr": f"sum by (node, namespace, pod) ({requests} * on (namespace, pod) group_left () "
+            f"max by (namespace, pod) ({running}))",
+        },
+        {"record": CAPACITY, "expr": f"sum by (node) (kube_node_status_capacity{{{GPU_RESOURCES}}})"},
+        {"record": BY_POD, "expr": f"sum by (cluster, pool, namespace, pod) ({_priced(ALLOCATED, UNITS)})"},
+        {"record": BY_NAMESPACE, "expr": f"sum by (cluster, namespace) ({BY_POD})"},
+        {"record": BY_POOL, "expr": f"sum by (cluster, pool) ({BY_POD})"},
+        {"record": CAPACITY_COST, "expr": f"sum by (cluster, pool) ({_priced(CAPACITY, UNITS)})"},
+        {"record": UNALLOCATED, "expr": f"{CAPACITY_COST} - ({BY_POOL} or {CAPACITY_COST} * 0)"},
+        {
+            "record": EMPTY_NODES,
+            "expr": f"sum by (cluster, pool) ({_priced(f'({CAPACITY} unless on (node) ({ALLOCATED} > 0))', UNITS)})",
+        },
+        {
+            "record": IDLE_ALLOCATED,
+            "expr": f"sum by (cluster, pool, namespace) ({_priced(f'(({idle} < {idle_percent:g}) * 0 + 1)', SERIES)})",
+        },
+    ]
+    return {"name": "gpuplane-gpu-cost", "interval": "1m", "rules": rules}
+
+
+RECORDS = (BY_POD, BY_NAMESPACE, BY_POOL, CAPACITY_COST, UNALLOCATED, EMPTY_NODES, IDLE_ALLOCATED)
+"""The cost series a dashboard or report reads (USD per hour)."""
+
+
+def cost_summary(cost: CostSettings | None, integration: str) -> dict[str, Any]:
+    """The `gpuCost` stack output: each pool's price per GPU-hour in the rules, the pools without one, the
+    series to read, and the kube-state-metrics setting the rules need (gpuplane sets it where it installs
+    kube-state-metrics)."""
+    installed = integration in KUBE_STATE_METRICS
+    if cost is None:
+        return {}
+    return {
+        "usdPerGpuHour": {p.pool: p.usd_per_gpu_hour for p in cost.pools if p.usd_per_gpu_hour is not None},
+        "unpriced": cost.unpriced,
+        "records": list(RECORDS),
+        "kubeStateMetrics": "set by gpuplane (kube-prometheus-stack values)" if installed else allowlist_flag(cost),
+    }
+
+
+def pool_cost_of(entry: Mapping[str, Any], where: str) -> tuple[PoolCost | None, list[tuple[str, str]]]:
+    """A `GpuPriceArgs` entry as the cost rules' pool, or the problems with it (`where`: its argument path)."""
+    problems: list[tuple[str, str]] = []
+    nodes = entry.get("nodes")
+    price = entry.get("usd_per_gpu_hour")
+    if not isinstance(nodes, Mapping) or not isinstance(nodes.get("pool"), str):
+        problems.append((f"{where}.nodes", "required: a pool's gpu_nodes entry (with its `pool` name)"))
+    if isinstance(price, bool) or not isinstance(price, int | float) or price <= 0:
+        problems.append((f"{where}.usd_per_gpu_hour", f"{price!r} is not a positive number of USD"))
+    if problems:
+        return None, problems
+    assert isinstance(nodes, Mapping)
+    sharing = nodes.get("sharing") or {}
+    mig = str(sharing.get("strategy", "")) == "mig"
+    units = entry.get("units_per_gpu")
+    if units is None:
+        gpu = lookup(str((nodes.get("labels") or {}).get("gpuplane.io/gpu", "")))
+        profiles = gpu.mig_profiles if gpu is not None else {}
+        units = profiles.get(str(sharing.get("profile"))) if mig else sharing.get("replicas", 1)
+    if isinstance(units, bool) or not isinstance(units, int) or units < 1:
+        why = "a MIG pool whose GPU the catalog does not know needs it" if units is None else f"{units!r} is not >= 1"
+        return None, [(f"{where}.units_per_gpu", why)]
+    exprs = nodes.get("affinity") or [{"key": "gpuplane.io/pool", "operator": "In", "values": [nodes["pool"]]}]
+    assert isinstance(price, int | float)
+    return PoolCost(str(nodes["pool"]), float(price), units, units if mig else 1, tuple(exprs)), []
