@@ -30,6 +30,7 @@ RANK = {
     "aws": 7,
     "stack": 8,
     "plan": 9,
+    "rightsize": 9,
     "cli": 10,
     "testing": 10,
     "provider": 10,

@@ -148,6 +148,27 @@ def parser() -> argparse.ArgumentParser:
         "CNCF Kubernetes AI Conformance v1.36: how the stack meets each requirement",
         ("table", "json"),
     )
+    rs = _command(
+        sub,
+        "rightsize",
+        c.cmd_rightsize,
+        "recommend cheaper GPU shapes per workload and pool from a running Prometheus (docs/rightsizing.md)",
+        ("table", "json"),
+    )
+    rs.add_argument(
+        "--prometheus", required=True, metavar="URL", help="the Prometheus HTTP API, e.g. http://localhost:9090"
+    )
+    rs.add_argument("--window", default="7d", help="how far back to look (default 7d; m, h, d or w)")
+    rs.add_argument("--margin", type=float, metavar="PERCENT", help="headroom over the observed peaks (default 20)")
+    rs.add_argument(
+        "--interruptible",
+        action="append",
+        default=[],
+        metavar="NAMESPACE[/WORKLOAD]",
+        help="workloads that tolerate interruption: may move to spot (repeatable)",
+    )
+    rs.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per query (default 30)")
+    rs.add_argument("--at", help=HIDDEN)  # the window's end (unix seconds or ISO 8601); tests pin it
     _command(sub, "gpus", c.cmd_gpus, "list the GPU catalog", ("table", "json"), stack=False)
     _command(sub, "stacks", c.cmd_stacks, "list the project's stacks", ("text", "json"), stack=False)
     mx = _command(

@@ -222,6 +222,21 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rightsize(args: argparse.Namespace) -> int:
+    import time
+
+    from .. import rightsize
+
+    url = rightsize.check_url(args.prometheus)
+    if not args.timeout > 0:
+        raise InputError(f"{args.timeout:g} is not a positive number of seconds", "--timeout")
+    cfg = _config(args.stack)
+    s = rightsize.settings(cfg, args.window, args.margin, args.interruptible, args.at, time.time())
+    report = rightsize.run(args.stack, cfg, rightsize.Prometheus(url, args.timeout), s)
+    emit(args, to_json(rightsize.to_json(report)) if args.format == "json" else rightsize.to_text(report))
+    return 0
+
+
 def cmd_gpus(args: argparse.Namespace) -> int:
     from ..catalog import GPUS
 

@@ -1,0 +1,223 @@
+"""`gpuplane rightsize` against a real Prometheus holding generated series (tests/rightsize_series.py), built
+into blocks by `promtool tsdb create-blocks-from openmetrics`: an oversized pool floor, a workload that fits
+`1g.10gb`, one that fits nothing smaller, a share and a MIG slice on spot on the scrape-config labels, a pool
+found by GPU model where nodes have no pool label; and the errors for an unreachable server, an HTTP error
+and a window without data."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuplane.catalog.availability import PRICES, SPOT_FRACTION
+from gpuplane.cli import main
+from gpuplane.errors import InputError
+from gpuplane.rightsize import Prometheus
+
+from .conftest import ROOT
+from .engines import engine
+from .rightsize_series import generate
+from .test_cli_conventions import CAMEL, keys
+
+pytestmark = pytest.mark.xdist_group("rightsize")
+
+AT = int(time.time()) // 3600 * 3600
+"""The window's end: the hour before now, so the blocks are recent and the data fixed relative to it."""
+WINDOW_HOURS = 48
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    promtool, server = engine("promtool"), engine("prometheus")
+    work = tmp_path_factory.mktemp("rightsize")
+    (work / "series.om").write_text(generate(AT))
+    built = subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(work / "series.om"), str(work / "data")],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr
+    (work / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            server,
+            f"--config.file={work / 'prometheus.yml'}",
+            f"--storage.tsdb.path={work / 'data'}",
+            "--storage.tsdb.retention.time=3650d",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as resp:  # noqa: S310 - loopback
+                if resp.status == 200:
+                    break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline and proc.poll() is None, "Prometheus did not become ready"
+        time.sleep(0.2)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def rightsize(capsys: pytest.CaptureFixture[str], stack: str, url: str, *extra: str) -> dict[str, Any]:
+    argv = ["rightsize", stack, "--prometheus", url, "--window", f"{WINDOW_HOURS}h", "--at", str(AT), *extra]
+    code = main([*argv, "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return dict(json.loads(out))
+
+
+def by_workload(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"{w['namespace']}/{w['workload']}": w for w in doc["workloads"]}
+
+
+def by_pool(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"{p['cluster']}/{p['pool']}": p for p in doc["pools"]}
+
+
+def monthly(w: dict[str, Any]) -> float:
+    """The workload's GPU-hours in the window, as a month of them."""
+    return float(w["gpuHours"]) * 730 / WINDOW_HOURS
+
+
+def test_gke_managed_labels_oversized_floor_mig_and_nothing_smaller(
+    prometheus: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = rightsize(capsys, "gcp-dws", prometheus)
+    work = by_workload(doc)
+    assert set(work) == {"prod/chat", "research/ft-small", "research/ft-large"}, "idle GPUs and other clusters stay out"
+
+    small = work["research/ft-small"]
+    assert (small["pool"], small["poolFrom"], small["gpu"], small["pods"]) == ("finetune", "node label", "h100", 1)
+    assert (small["peakMemoryGib"], small["peakUtilPercent"]) == (6.0, 11.0)
+    assert (small["action"], small["target"]["detail"], small["target"]["spot"]) == ("mig", "1g.10gb", False)
+    assert small["usdPerMonthSaved"] is None, "flex-start A3 has no catalog price"
+    assert 0.08 < small["confidence"]["gaps"] < 0.12 and small["confidence"]["verdict"] == "medium"
+
+    large = work["research/ft-large"]
+    assert (large["action"], large["peakMemoryGib"], large["peakUtilPercent"]) == ("nothing-smaller", 60.0, 97.0)
+    assert "nothing cheaper holds that" in large["reason"]
+    assert work["prod/chat"]["action"] == "nothing-smaller"
+
+    pools = by_pool(doc)
+    serving = pools["ml-dws/serving"]
+    assert (serving["reservedNodes"], serving["peakNodes"], serving["peakBusyNodes"]) == (4, 4, 1)
+    assert serving["recommendedFloor"] == 1
+    assert serving["usdPerMonthSaved"] == round(3 * PRICES["g2-standard-8"] * 730, 2)
+    assert any("shrink it to 1" in a for a in serving["advice"])
+    assert any("reached by idle nodes only" in a for a in serving["advice"])
+    finetune = pools["ml-dws/finetune"]
+    assert (finetune["peakNodes"], finetune["peakBusyNodes"], finetune["recommendedFloor"]) == (2, 2, None)
+    assert any("costs nothing unless reached" in a for a in finetune["advice"])
+    assert pools["ml-dws/training"]["peakNodes"] == 0
+    assert doc["totals"]["unpriced"] == ["research/ft-small"]
+    assert doc["totals"]["usdPerMonthSaved"] == serving["usdPerMonthSaved"]
+    assert doc["window"] == "48h" and doc["confidence"]["verdict"] == "medium"
+    assert [k for k in keys(doc) if not CAMEL.match(k)] == []
+
+
+def test_your_price_prices_the_mig_slice(prometheus: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    text = (ROOT / "stacks" / "Pulumi.gcp-dws.yaml").read_text()
+    stack = tmp_path / "Pulumi.gcp-dws-priced.yaml"
+    stack.write_text(text.replace("config:\n", "config:\n  gpuplane:prices: {onDemand: {a3-highgpu-1g: 11.0}}\n", 1))
+    small = by_workload(rightsize(capsys, str(stack), prometheus))["research/ft-small"]
+    assert small["current"]["usdPerHour"] == 11.0 and small["target"]["usdPerHour"] == round(11.0 / 7, 4)
+    assert small["usdPerMonthSaved"] == pytest.approx(monthly(small) * 11.0 * 6 / 7, rel=1e-3)
+
+
+def test_scrape_config_labels_share_and_spot_for_an_interruptible_workload(
+    prometheus: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = rightsize(capsys, "gcp-fleet", prometheus, "--interruptible", "ml/batch-eval")
+    work = by_workload(doc)
+    assert set(work) == {"ml/batch-eval", "ml/embed"}
+
+    batch = work["ml/batch-eval"]
+    a100 = PRICES["a2-highgpu-8g"] / 8
+    assert (batch["action"], batch["target"]["detail"], batch["target"]["spot"]) == ("mig", "1g.5gb", True)
+    assert batch["usdPerMonthSaved"] == pytest.approx(monthly(batch) * a100 * (1 - SPOT_FRACTION["gcp"] / 7), rel=1e-3)
+
+    embed = work["ml/embed"]
+    l4_spot = round(PRICES["g2-standard-4"] * SPOT_FRACTION["gcp"], 3)  # node_rate rounds to 3 places
+    assert (embed["action"], embed["target"]["detail"], embed["current"]["spot"]) == ("share", "mps x4", True)
+    assert embed["usdPerMonthSaved"] == pytest.approx(monthly(embed) * l4_spot * 0.75, rel=1e-3)
+
+    pools = by_pool(doc)
+    assert (
+        pools["ml-fleet-us-central1/training"]["peakNodes"],
+        pools["ml-fleet-us-central1/training"]["peakGpus"],
+    ) == (1, 1)
+    assert pools["ml-fleet-europe-west4/training"]["peakNodes"] == 0
+    saved = batch["usdPerMonthSaved"] + embed["usdPerMonthSaved"]
+    assert doc["totals"]["usdPerMonthSaved"] == pytest.approx(saved, rel=1e-3)
+
+
+def test_without_pool_labels_workloads_are_matched_by_gpu_model(
+    prometheus: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = rightsize(capsys, "gcp-autopilot", prometheus)
+    (llm,) = doc["workloads"]
+    assert (llm["workload"], llm["pool"], llm["poolFrom"]) == ("llm", "training", "gpu model")
+    assert (llm["action"], llm["target"]["detail"], llm["confidence"]["verdict"]) == ("mig", "3g.40gb", "low")
+    assert llm["usdPerMonthSaved"] == pytest.approx(monthly(llm) * PRICES["a3-highgpu-8g"] / 8 / 2, rel=1e-3)
+    assert all(p["peakNodes"] is None for p in doc["pools"])
+    assert any(
+        "no kube_node_labels matching a pool" in n and "cloud.google.com/gke-accelerator" in n for n in doc["notes"]
+    )
+
+
+def test_table_names_each_change_and_the_confidence_rule(prometheus: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rightsize", "gcp-dws", "--prometheus", prometheus, "--at", str(AT)]) == 0
+    text = capsys.readouterr().out
+    assert "window" not in text.splitlines()[0] and "7d to" in text.splitlines()[0]
+    assert "mig 1g.10gb (h100)" in text and "nothing-smaller" in text
+    assert "1,870.26" in text and "unpriced: research/ft-small" in text
+    assert "high: observed >= 168 h with <= 5% samples missing" in text
+
+
+def error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["rightsize", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("error:") == 1 and "Traceback" not in err
+    return err
+
+
+def test_a_window_without_data_is_one_clear_error(prometheus: str, capsys: pytest.CaptureFixture[str]) -> None:
+    err = error(capsys, "gcp-dws", "--prometheus", prometheus, "--window", "1d", "--at", str(AT - 30 * 86400))
+    assert "argument --window: " in err and "has no GPU series of this stack" in err
+    assert "holds no DCGM_FI_DEV_GPU_UTIL at all then" in err
+    err = error(capsys, "aws-managed", "--prometheus", prometheus, "--at", str(AT))
+    assert 'DCGM_FI_DEV_GPU_UTIL{cluster=~"ml-eks"}' in err and "'ml-dws'" in err
+
+
+def test_unreachable_and_wrong_servers_are_one_clear_error(prometheus: str, capsys: pytest.CaptureFixture[str]) -> None:
+    err = error(capsys, "gcp-dws", "--prometheus", f"http://127.0.0.1:{free_port()}")
+    assert "argument --prometheus: cannot reach Prometheus at http://127.0.0.1:" in err
+    err = error(capsys, "gcp-dws", "--prometheus", f"{prometheus}/nope")
+    assert f"argument --prometheus: {prometheus}/nope answered HTTP 404" in err
+    with pytest.raises(InputError, match=r"answered HTTP 400: bad_data: .*parse error"):
+        Prometheus(prometheus).query("sum(", AT)
