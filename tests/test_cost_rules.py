@@ -104,12 +104,16 @@ def series(kind: str) -> list[dict[str, str]]:
     return out
 
 
-def samples(record: str, rows: list[tuple[dict[str, str], float]]) -> dict[str, Any]:
+def samples_at(record: str, at: str, rows: list[tuple[dict[str, str], float]]) -> dict[str, Any]:
     return {
         "expr": record,
-        "eval_time": "35m",
+        "eval_time": at,
         "exp_samples": [{"labels": selector(record, labels), "value": v} for labels, v in rows],
     }
+
+
+def samples(record: str, rows: list[tuple[dict[str, str], float]]) -> dict[str, Any]:
+    return samples_at(record, "35m", rows)
 
 
 EXPECTED = [
@@ -296,3 +300,44 @@ def test_dashboard_cost_panels_read_recorded_series() -> None:
     panels = [p for p in dashboard(settings)["panels"] if p["fieldConfig"]["defaults"]["unit"] == "currencyUSD"]
     assert len(panels) == 5
     assert {p["targets"][0]["expr"] for p in panels} <= recorded
+
+
+def test_a_node_matching_two_pools_belongs_to_the_more_specific(tmp_path: Path) -> None:
+    """An on-demand L4 class names only the accelerator, a spot L4 class the accelerator and spot (GKE
+    Autopilot and NAP place by those labels): a spot L4 node matches both. It must count once, in the spot pool,
+    or every `on (node)` join fails with a many-to-many match."""
+    engine("promtool")
+    accelerator = {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-l4"]}
+    spot = {"key": "cloud.google.com/gke-spot", "operator": "In", "values": ["true"]}
+    cost = CostSettings(
+        "c1", (PoolCost("l4", 1.0, 1, 1, (accelerator,)), PoolCost("l4-spot", 0.4, 1, 1, (accelerator, spot)))
+    )
+    settings = settings_for("gke-autopilot", MonitoringConfig(integration="scrape-config"), None, cost)
+    (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rule_groups(settings)))
+    nodes = {"od": {}, "sp": {ksm_label("cloud.google.com/gke-spot"): "true"}}
+    series_ = []
+    for node, extra in nodes.items():
+        labels = {**KSM, "node": node, ksm_label("cloud.google.com/gke-accelerator"): "nvidia-l4", **extra}
+        series_.append({"series": selector("kube_node_labels", labels), "values": "1x10"})
+        cap = {**KSM, "node": node, "resource": "nvidia_com_gpu", "unit": "integer"}
+        series_.append({"series": selector("kube_node_status_capacity", cap), "values": "1x10"})
+    expected = [
+        samples_at(
+            "gpuplane:node_pool:info",
+            "5m",
+            [
+                ({"cluster": "c1", "node": "od", "pool": "l4"}, 1),
+                ({"cluster": "c1", "node": "sp", "pool": "l4-spot"}, 1),
+            ],
+        ),
+        samples_at(
+            "gpuplane:gpu_capacity_cost_usd_per_hour:by_pool",
+            "5m",
+            [({"cluster": "c1", "pool": "l4"}, 1.0), ({"cluster": "c1", "pool": "l4-spot"}, 0.4)],
+        ),
+    ]
+    case = {"interval": "1m", "input_series": series_, "promql_expr_test": expected}
+    doc = {"rule_files": ["gpu.rules.yml"], "evaluation_interval": "1m", "tests": [case]}
+    (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = promtool_test(tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -145,11 +145,27 @@ def _priced(expr: str, per: str) -> str:
     )
 
 
+def memberships(pools: Sequence[PoolCost]) -> list[tuple[PoolCost, str]]:
+    """Each pool with the expression of its nodes (`node` -> 1), no node in two pools. Pools are taken most
+    specific first (most affinity expressions), and each leaves out the nodes of those before it: a spot L4
+    class (`accelerator`, `spot`) keeps its nodes from an L4 class that names only the accelerator. Without
+    this a node matching two pools breaks every `on (node)` join (many-to-many)."""
+    out: list[tuple[PoolCost, str]] = []
+    earlier: list[str] = []
+    for p in sorted(pools, key=lambda p: -len(p.nodes)):
+        nodes = f"kube_node_labels{{{node_matchers(p.nodes)}}}"
+        own = f"max by (node) ({nodes})"
+        out.append((p, f"{own} unless on (node) ({' or '.join(earlier)})" if earlier else own))
+        earlier.append(nodes)
+    order = {p.pool: i for i, p in enumerate(pools)}
+    return sorted(out, key=lambda pair: order[pair[0].pool])
+
+
 def price_group(cost: CostSettings) -> dict[str, Any]:
     """The price and pool series: the only numbers the cost rules use, from the price table."""
     rules: list[dict[str, Any]] = []
-    for p in cost.pools:
-        exprs = {NODE_POOL: f"max by (node) (kube_node_labels{{{node_matchers(p.nodes)}}})"}
+    for p, members in memberships(cost.pools):
+        exprs = {NODE_POOL: members}
         if p.usd_per_gpu_hour is not None:
             exprs |= {
                 PRICE: f"vector({p.usd_per_gpu_hour:g})",
