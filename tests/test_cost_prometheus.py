@@ -32,16 +32,16 @@ KINDS = {  # collector -> a platform and integration that stores series its way
     "gmp": ("gke-standard", "gke-managed"),
     "gmp-managed-dcgm": ("gke-autopilot", "gke-managed"),
 }
-UTIL_NOW = {"95x40": "95", "80x4 2x35": "2", "1x40": "1"}
-"""The last value of each utilisation series of test_cost_rules (busy; gone idle; idle throughout)."""
-WANT = {
-    'gpuplane:gpu_cost_usd_per_hour:by_namespace{namespace="ml"}': 4.5,
-    'gpuplane:gpu_cost_usd_per_hour:by_namespace{namespace="team-b"}': 1.0,
-    'gpuplane:gpu_unallocated_cost_usd_per_hour:by_pool{pool="whole"}': 12.0,
+UTIL_NOW = {"95x40": "95", "_x19 1x20": "1", "80x4 2x35": "2", "1x40": "1", "0x40": "0"}
+"""The last value of each utilisation series of test_cost_rules."""
+WANT = {  # test_cost_rules' dollars, once every series has been there a whole idle window (new-0 is idle too)
+    'gpuplane:gpu_cost_usd_per_hour:by_namespace{namespace="ml"}': 12.5,
+    'gpuplane:gpu_cost_usd_per_hour:by_namespace{namespace="team-b"}': 5.0,
+    'gpuplane:gpu_unallocated_cost_usd_per_hour:by_pool{pool="whole"}': 8.0,
     'gpuplane:gpu_unallocated_cost_usd_per_hour:by_pool{pool="shared"}': 1.5,
+    'gpuplane:gpu_unallocated_cost_usd_per_hour:by_pool{pool="spare"}': 6.0,
     'gpuplane:gpu_empty_node_cost_usd_per_hour:by_pool{pool="whole"}': 8.0,
-    'gpuplane:gpu_idle_allocated_cost_usd_per_hour:by_namespace{pool="shared"}': 2.0,
-    'gpuplane:gpu_idle_allocated_cost_usd_per_hour:by_namespace{pool="mig"}': 1.0,
+    'gpuplane:gpu_idle_allocated_cost_usd_per_hour:by_namespace{pool="whole"}': 8.0,
 }
 
 

@@ -34,38 +34,55 @@ from .test_library import run as run_program
 from .test_promtool import promtool_test
 
 
-def _pool(name: str, price: float | None, units: int = 1, series: int = 1) -> PoolCost:
-    return PoolCost(name, price, units, series, ({"key": "gpuplane.io/pool", "operator": "In", "values": [name]},))
+def _pool(name: str, price: float | None, units: int = 1) -> PoolCost:
+    return PoolCost(name, price, units, ({"key": "gpuplane.io/pool", "operator": "In", "values": [name]},))
 
 
 COST = CostSettings(
     "c1",
-    (_pool("whole", 4.0), _pool("shared", 2.0, units=4), _pool("mig", 7.0, units=7, series=7), _pool("free", None)),
+    (
+        _pool("whole", 4.0),
+        _pool("shared", 2.0, units=4),
+        _pool("mig", 7.0, units=7),
+        _pool("free", None),
+        _pool("spare", 3.0),
+    ),
 )
-NODES = {"n1": ("whole", "nvidia_com_gpu", 2), "n2": ("shared", "nvidia_com_gpu", 4)}
-NODES |= {
+NODES = {  # node -> pool, resource, units it offers
+    "n1": ("whole", "nvidia_com_gpu", 3),
+    "n2": ("shared", "nvidia_com_gpu", 4),
     "n3": ("mig", "nvidia_com_mig_1g_10gb", 7),
-    "n4": ("whole", "nvidia_com_gpu", 2),
+    "n4": ("whole", "nvidia_com_gpu", 2),  # nothing on it: an empty GPU node
     "n5": ("free", "nvidia_com_gpu", 1),
+    "n6": ("whole", "nvidia_com_gpu", 1),
+    "n7": ("spare", "nvidia_com_gpu", 2),  # a priced pool nobody uses
 }
 PODS = [  # namespace, pod, node, resource, units, phase
     ("ml", "train-0", "n1", "nvidia_com_gpu", 1, "Running"),
+    ("ml", "new-0", "n1", "nvidia_com_gpu", 1, "Running"),
+    ("team-b", "pull-0", "n1", "nvidia_com_gpu", 1, "Pending"),  # on its node, pulling its image: holds its GPU
     ("ml", "nb-0", "n2", "nvidia_com_gpu", 1, "Running"),
     ("team-b", "infer-0", "n3", "nvidia_com_mig_1g_10gb", 1, "Running"),
     ("team-b", "done-0", "n1", "nvidia_com_gpu", 1, "Succeeded"),  # finished: holds nothing
+    ("team-b", "queued-0", "", "nvidia_com_gpu", 1, "Pending"),  # not scheduled: holds nothing
     ("team-b", "free-0", "n5", "nvidia_com_gpu", 1, "Running"),  # on the unpriced pool
+    ("ml", "idle-0", "n6", "nvidia_com_gpu", 1, "Running"),
 ]
-UTIL = {  # pod -> utilisation: busy; idle after 10 minutes of work; idle throughout
-    "train-0": "95x40",
-    "nb-0": "80x4 2x35",
-    "infer-0": "1x40",
+UTIL = {  # pod -> utilisation over 40 minutes
+    "train-0": "95x40",  # busy
+    "new-0": "_x19 1x20",  # started at 20m: idle since, but not for a whole window
+    "idle-0": "80x4 2x35",  # idle from 5m
+    "nb-0": "1x40",  # a share of a time-sliced GPU: dcgm-exporter shows the whole GPU under one pod
+    "infer-0": "0x40",  # a MIG instance: DCGM reports 0 (or nothing) for MIG utilisation
 }
 KSM = {"job": "kube-state-metrics", "instance": "10.0.0.5:8080"}
 
 
-def _ksm_pod(kind: str, namespace: str, pod: str) -> dict[str, str]:
-    """kube-state-metrics' pod labels as stored: GMP (either collection) keeps the scraping monitor's `namespace`."""
-    if kind.startswith("gmp"):
+def _ksm_pod(kind: str, namespace: str, pod: str, layout: str = "podmonitoring") -> dict[str, str]:
+    """kube-state-metrics' pod labels as stored. A GMP PodMonitoring sets `namespace` to its own and the pod's
+    lands in `exported_namespace` (pod_config.go); Google's kube-state-metrics example scrapes with a
+    ClusterPodMonitoring whose `targetLabels.metadata` is empty, which keeps kube-state-metrics' own."""
+    if kind.startswith("gmp") and layout == "podmonitoring":
         return {**KSM, "namespace": "gmp-public", "exported_namespace": namespace, "pod": pod}
     return {**KSM, "namespace": namespace, "pod": pod}
 
@@ -79,19 +96,20 @@ def _dcgm(stored: dict[str, Any], node: str, namespace: str, pod: str) -> dict[s
     return {**idle, node_label: node, **workload}
 
 
-def series(kind: str) -> list[dict[str, str]]:
+def series(kind: str, layout: str = "podmonitoring") -> list[dict[str, str]]:
     out = []
     for node, (pool, resource, units) in NODES.items():
+        # kube-state-metrics' name for the node label gpuplane.io/pool (utils.go labelName)
         out.append(
             {
-                "series": selector("kube_node_labels", {**KSM, "node": node, ksm_label("gpuplane.io/pool"): pool}),
+                "series": selector("kube_node_labels", {**KSM, "node": node, "label_gpuplane_io_pool": pool}),
                 "values": "1x40",
             }
         )
         labels = {**KSM, "node": node, "resource": resource, "unit": "integer"}
         out.append({"series": selector("kube_node_status_capacity", labels), "values": f"{units}x40"})
     for namespace, pod, node, resource, units, phase in PODS:
-        who = _ksm_pod(kind, namespace, pod)
+        who = _ksm_pod(kind, namespace, pod, layout)
         requests = {**who, "container": "main", "node": node, "resource": resource, "unit": "integer"}
         out.append({"series": selector("kube_pod_container_resource_requests", requests), "values": f"{units}x40"})
         for p in ("Pending", "Running", "Succeeded"):
@@ -116,51 +134,53 @@ def samples(record: str, rows: list[tuple[dict[str, str], float]]) -> dict[str, 
     return samples_at(record, "35m", rows)
 
 
+# $4 a GPU (whole), $2 a GPU in 4 shares ($0.5 each), $7 a GPU in 7 MIG instances ($1 each), $3 a GPU (spare).
 EXPECTED = [
     samples(
         "gpuplane:gpu_cost_usd_per_hour:by_pod",
         [
-            ({"cluster": "c1", "pool": "whole", "namespace": "ml", "pod": "train-0"}, 4.0),
-            ({"cluster": "c1", "pool": "shared", "namespace": "ml", "pod": "nb-0"}, 0.5),
-            ({"cluster": "c1", "pool": "mig", "namespace": "team-b", "pod": "infer-0"}, 1.0),
+            ({"pool": "whole", "namespace": "ml", "pod": "train-0"}, 4.0),
+            ({"pool": "whole", "namespace": "ml", "pod": "new-0"}, 4.0),
+            ({"pool": "whole", "namespace": "team-b", "pod": "pull-0"}, 4.0),
+            ({"pool": "whole", "namespace": "ml", "pod": "idle-0"}, 4.0),
+            ({"pool": "shared", "namespace": "ml", "pod": "nb-0"}, 0.5),
+            ({"pool": "mig", "namespace": "team-b", "pod": "infer-0"}, 1.0),
         ],
     ),
     samples(
-        "gpuplane:gpu_cost_usd_per_hour:by_namespace",
-        [({"cluster": "c1", "namespace": "ml"}, 4.5), ({"cluster": "c1", "namespace": "team-b"}, 1.0)],
+        "gpuplane:gpu_cost_usd_per_hour:by_namespace", [({"namespace": "ml"}, 12.5), ({"namespace": "team-b"}, 5.0)]
+    ),
+    samples(
+        "gpuplane:gpu_cost_usd_per_hour:by_pool",
+        [({"pool": "whole"}, 16.0), ({"pool": "shared"}, 0.5), ({"pool": "mig"}, 1.0)],
     ),
     samples(
         "gpuplane:gpu_capacity_cost_usd_per_hour:by_pool",
-        [
-            ({"cluster": "c1", "pool": "whole"}, 16.0),
-            ({"cluster": "c1", "pool": "shared"}, 2.0),
-            ({"cluster": "c1", "pool": "mig"}, 7.0),
-        ],
+        [({"pool": "whole"}, 24.0), ({"pool": "shared"}, 2.0), ({"pool": "mig"}, 7.0), ({"pool": "spare"}, 6.0)],
     ),
     samples(
         "gpuplane:gpu_unallocated_cost_usd_per_hour:by_pool",
-        [
-            ({"cluster": "c1", "pool": "whole"}, 12.0),
-            ({"cluster": "c1", "pool": "shared"}, 1.5),
-            ({"cluster": "c1", "pool": "mig"}, 6.0),
-        ],
+        [({"pool": "whole"}, 8.0), ({"pool": "shared"}, 1.5), ({"pool": "mig"}, 6.0), ({"pool": "spare"}, 6.0)],
     ),
-    samples("gpuplane:gpu_empty_node_cost_usd_per_hour:by_pool", [({"cluster": "c1", "pool": "whole"}, 8.0)]),
-    # nb-0's GPU went idle at 5m: 30 minutes later the whole (time-shared) GPU counts; infer-0's MIG slice is 1/7.
+    samples("gpuplane:gpu_empty_node_cost_usd_per_hour:by_pool", [({"pool": "whole"}, 8.0), ({"pool": "spare"}, 6.0)]),
+    # idle-0 went idle at 5m and held its GPU all along; new-0 only since 20m; shares and MIG are not judged.
     samples(
-        "gpuplane:gpu_idle_allocated_cost_usd_per_hour:by_namespace",
-        [
-            ({"cluster": "c1", "pool": "shared", "namespace": "ml"}, 2.0),
-            ({"cluster": "c1", "pool": "mig", "namespace": "team-b"}, 1.0),
-        ],
+        "gpuplane:gpu_idle_allocated_cost_usd_per_hour:by_namespace", [({"pool": "whole", "namespace": "ml"}, 4.0)]
     ),
 ]
 
 
-def run(tmp_path: Path, platform: str, integration: str, kind: str, expected: list[dict[str, Any]]) -> str:
+def run(
+    tmp_path: Path,
+    platform: str,
+    integration: str,
+    kind: str,
+    expected: list[dict[str, Any]],
+    layout: str = "podmonitoring",
+) -> str:
     settings = settings_for(platform, MonitoringConfig(integration=integration), None, COST)  # type: ignore[arg-type]
     (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rule_groups(settings)))
-    case = {"interval": "1m", "input_series": series(kind), "promql_expr_test": expected}
+    case = {"interval": "1m", "input_series": series(kind, layout), "promql_expr_test": expected}
     doc = {"rule_files": ["gpu.rules.yml"], "evaluation_interval": "1m", "tests": [case]}
     (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
     out = promtool_test(tmp_path)
@@ -176,24 +196,78 @@ def test_cost_rules_give_the_same_dollars_on_every_integration(platform: str, in
     assert run(tmp_path, platform, integration, kind_of(platform, integration), EXPECTED) == ""
 
 
-def test_idle_cost_waits_for_the_whole_window(tmp_path: Path) -> None:
-    """At 33m the 30-minute window still holds nb-0's busy samples (up to 4m): only the MIG slice is idle."""
+def test_gmp_with_googles_kube_state_metrics_example_keeps_the_namespace(tmp_path: Path) -> None:
+    """Google's kube-state-metrics ClusterPodMonitoring adds no target labels, so `namespace` stays kube-state-metrics'
+    and there is no `exported_namespace` (prometheus-engine examples/kube-state-metrics): same dollars."""
     engine("promtool")
-    early = {**EXPECTED[-1], "eval_time": "33m", "exp_samples": EXPECTED[-1]["exp_samples"][1:]}
+    assert run(tmp_path, "gke-standard", "gke-managed", "gmp", EXPECTED, layout="clusterpodmonitoring") == ""
+
+
+def test_idle_cost_waits_for_the_whole_window(tmp_path: Path) -> None:
+    """At 33m the 30-minute window still holds idle-0's busy samples (up to 4m): nothing is idle yet."""
+    engine("promtool")
+    early = {**EXPECTED[-1], "eval_time": "33m", "exp_samples": []}
     assert run(tmp_path, "gke-standard", "scrape-config", "scrape", [early]) == ""
 
 
-def test_node_matchers_read_affinity_operators() -> None:
+def test_kube_state_metrics_snake_cases_node_label_keys() -> None:
+    """kube-state-metrics internal/store/utils.go `labelName`: invalid characters become `_`, then `toSnakeCase`
+    (`([a-z0-9])([A-Z])` -> `${1}_${2}`, lower case)."""
+    assert ksm_label("eks.amazonaws.com/capacityType") == "label_eks_amazonaws_com_capacity_type"
+    assert ksm_label("karpenter.k8s.aws/instance-gpu-name") == "label_karpenter_k8s_aws_instance_gpu_name"
+    assert ksm_label("cloud.google.com/gke-nodepool") == "label_cloud_google_com_gke_nodepool"
+
+
+def test_no_rule_sets_a_label_gkes_rule_evaluator_sets() -> None:
+    """GKE's rule evaluator refuses a rule that already sets `cluster`, `location` or `project_id`
+    (prometheus-engine pkg/operator/apis/monitoring/v1/rules_config.go `setLabel`)."""
+    for stack in ("gcp-standard", "gcp-fleet", "gcp-autopilot", "aws-karpenter"):
+        cfg = parse_flat(load(stack).flat_config())
+        for group in rule_groups(settings_for(cfg.platform, cfg.monitoring, None, stack_cost(cfg))):
+            for rule in group["rules"]:
+                assert not {"cluster", "location", "project_id"} & set(rule.get("labels", {})), (stack, rule)
+
+
+def test_node_matchers_select_what_the_affinity_selects(tmp_path: Path) -> None:
+    """The matchers parse (PromQL strings take Go escapes: a regex `\\.` is written `\\\\.`) and select the nodes
+    the node-affinity would (Kubernetes API reference, NodeSelectorRequirement operators)."""
+    engine("promtool")
     exprs = [
         {"key": "karpenter.sh/nodepool", "operator": "In", "values": ["gpu-a", "gpu.b"]},
         {"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["spot"]},
         {"key": "nvidia.com/gpu.present", "operator": "Exists"},
         {"key": "cloud.google.com/gke-spot", "operator": "DoesNotExist"},
     ]
-    assert node_matchers(exprs) == (
-        'label_karpenter_sh_nodepool=~"gpu-a|gpu\\.b", label_karpenter_sh_capacity_type!~"spot", '
-        'label_nvidia_com_gpu_present!="", label_cloud_google_com_gke_spot=""'
+    pool, od, present = (
+        "label_karpenter_sh_nodepool",
+        "label_karpenter_sh_capacity_type",
+        "label_nvidia_com_gpu_present",
     )
+    nodes = {
+        "yes-a": {pool: "gpu-a", od: "on-demand", present: "true"},
+        "yes-b": {pool: "gpu.b", od: "on-demand", present: "true"},
+        "dot": {pool: "gpuxb", od: "on-demand", present: "true"},  # `.` is a literal dot
+        "spot": {pool: "gpu-a", od: "spot", present: "true"},
+        "absent": {pool: "gpu-a", od: "on-demand"},
+        "gke-spot": {pool: "gpu-a", od: "on-demand", present: "true", "label_cloud_google_com_gke_spot": "true"},
+    }
+    input_series = [
+        {"series": selector("kube_node_labels", {"node": n, **labels}), "values": "1"} for n, labels in nodes.items()
+    ]
+    expr = f"max by (node) (kube_node_labels{{{node_matchers(exprs)}}})"
+    test = {
+        "expr": expr,
+        "eval_time": "0m",
+        "exp_samples": [{"labels": f'{{node="{n}"}}', "value": 1} for n in ("yes-a", "yes-b")],
+    }
+    doc = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": input_series, "promql_expr_test": [test]}],
+    }
+    (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = promtool_test(tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 @pytest.mark.parametrize("stack", ["aws-managed", "aws-karpenter", "gcp-standard", "gcp-nap"])
@@ -310,7 +384,7 @@ def test_a_node_matching_two_pools_belongs_to_the_more_specific(tmp_path: Path) 
     accelerator = {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-l4"]}
     spot = {"key": "cloud.google.com/gke-spot", "operator": "In", "values": ["true"]}
     cost = CostSettings(
-        "c1", (PoolCost("l4", 1.0, 1, 1, (accelerator,)), PoolCost("l4-spot", 0.4, 1, 1, (accelerator, spot)))
+        "c1", (PoolCost("l4", 1.0, 1, (accelerator,)), PoolCost("l4-spot", 0.4, 1, (accelerator, spot)))
     )
     settings = settings_for("gke-autopilot", MonitoringConfig(integration="scrape-config"), None, cost)
     (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rule_groups(settings)))
@@ -326,14 +400,14 @@ def test_a_node_matching_two_pools_belongs_to_the_more_specific(tmp_path: Path) 
             "gpuplane:node_pool:info",
             "5m",
             [
-                ({"cluster": "c1", "node": "od", "pool": "l4"}, 1),
-                ({"cluster": "c1", "node": "sp", "pool": "l4-spot"}, 1),
+                ({"node": "od", "pool": "l4"}, 1),
+                ({"node": "sp", "pool": "l4-spot"}, 1),
             ],
         ),
         samples_at(
             "gpuplane:gpu_capacity_cost_usd_per_hour:by_pool",
             "5m",
-            [({"cluster": "c1", "pool": "l4"}, 1.0), ({"cluster": "c1", "pool": "l4-spot"}, 0.4)],
+            [({"pool": "l4"}, 1.0), ({"pool": "l4-spot"}, 0.4)],
         ),
     ]
     case = {"interval": "1m", "input_series": series_, "promql_expr_test": expected}
@@ -341,3 +415,19 @@ def test_a_node_matching_two_pools_belongs_to_the_more_specific(tmp_path: Path) 
     (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
     out = promtool_test(tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("stack", ["gcp-fleet", "aws-fleet"])
+def test_a_fleets_rules_know_every_pool_of_every_region(stack: str) -> None:
+    """One rules file serves every cluster of the fleet: built from any region's, it prices the pools that run
+    only in other regions too (gcp-fleet's us-east4 and aws-fleet's eu-central-1 have no `training`)."""
+    from gpuplane.monitoring.wiring import fleet_rules, rule_settings
+    from gpuplane.stack.fleet import region_configs
+
+    cfg = parse_flat(load(stack).flat_config())
+    regions = [c for _, c in region_configs(cfg)]
+    for rcfg in regions:
+        rules = fleet_rules(rules_file_yaml(rule_groups(rule_settings(rcfg))), regions)
+        (prices,) = [g for g in yaml.safe_load(rules)["groups"] if g["name"] == "gpuplane-gpu-prices"]
+        members = {r["labels"]["pool"] for r in prices["rules"] if r["record"] == "gpuplane:node_pool:info"}
+        assert members == {p.name for p in cfg.gpuPools}, rcfg.cluster.name

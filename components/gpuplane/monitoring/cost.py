@@ -47,7 +47,6 @@ HOURS_PER_MONTH = 730
 
 PRICE = "gpuplane:gpu_price_usd_per_hour"
 UNITS = "gpuplane:gpu_units_per_gpu"
-SERIES = "gpuplane:gpu_series_per_gpu"
 NODE_POOL = "gpuplane:node_pool:info"
 ALLOCATED = "gpuplane:gpu_units_allocated:by_pod"
 CAPACITY = "gpuplane:gpu_units_capacity:by_node"
@@ -69,10 +68,11 @@ class PoolCost:
     """The pool's price per GPU-hour (None: the price table has none; the pool is not costed)."""
     units_per_gpu: int
     """Schedulable units one GPU becomes (sharing replicas, MIG instances, or 1)."""
-    series_per_gpu: int
-    """GPU series dcgm-exporter writes per GPU: one per MIG instance on MIG pools, else 1."""
     nodes: tuple[Mapping[str, Any], ...]
     """Node-affinity expressions that select the pool's nodes (`In`, `NotIn`, `Exists`, `DoesNotExist`)."""
+    claims: bool = False
+    """Pods claim the pool's GPUs through DRA ResourceClaims: no `nvidia.com/gpu` requests or capacity, so
+    the rules cannot cost it (`gpuCost.notCosted`)."""
 
 
 @dataclass(frozen=True)
@@ -80,21 +80,36 @@ class CostSettings:
     """The stack's pools and prices for the cost rules."""
 
     cluster: str
+    """The cluster the pools are in (the `gpuCost` output names it; no rule carries it: each cluster's
+    Prometheus, or GKE's rule evaluator, runs its own rules and labels its series with its cluster)."""
     pools: tuple[PoolCost, ...]
 
     @property
     def unpriced(self) -> list[str]:
-        return [p.pool for p in self.pools if p.usd_per_gpu_hour is None]
+        return [p.pool for p in self.pools if p.usd_per_gpu_hour is None and not p.claims]
+
+    @property
+    def not_costed(self) -> list[str]:
+        return [p.pool for p in self.pools if p.claims]
 
 
 def ksm_label(key: str) -> str:
     """kube-state-metrics' label for a Kubernetes label key: `label_` + the key with every character outside
-    `[a-zA-Z0-9_]` made `_` (kube-state-metrics internal/store/utils.go `SanitizeLabelName`)."""
-    return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", key)
+    `[a-zA-Z0-9_]` made `_`, then snake-cased (`_` between a lower-case letter or digit and a capital, all lower
+    case): `eks.amazonaws.com/capacityType` -> `label_eks_amazonaws_com_capacity_type` (kube-state-metrics
+    internal/store/utils.go `labelName`: `SanitizeLabelName`, `lintLabelName` = `toSnakeCase`)."""
+    sanitized = re.sub(r"[^a-zA-Z0-9_]", "_", key)
+    return "label_" + re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", sanitized).lower()
 
 
 def _quote(value: str) -> str:
-    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", value)
+    """`value` as an exact RE2 match, inside a PromQL double-quoted string (whose escapes are Go's, so each
+    regex backslash is doubled: `1g.5gb` -> `1g\\\\.5gb`)."""
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", value).replace("\\", "\\\\")
+
+
+MATCHERS = ("In", "NotIn", "Exists", "DoesNotExist")
+"""Node-affinity operators the rules can express as label matchers (not `Gt`/`Lt`)."""
 
 
 def node_matchers(exprs: Sequence[Mapping[str, Any]]) -> str:
@@ -124,12 +139,18 @@ def allowlist_flag(cost: CostSettings) -> str:
     return f"--metric-labels-allowlist=nodes=[{','.join(allowlist(cost))}]"
 
 
-def _canonical(expr: str, stored: Mapping[str, str]) -> str:
-    """`expr` with labels copied to their canonical names from where they are stored."""
-    for canonical in WORKLOAD:
-        where = stored.get(canonical, canonical)
-        if where != canonical:
-            expr = f'label_replace({expr}, "{canonical}", "$1", "{where}", "(.*)")'
+def _canonical(expr: str, stored: Mapping[str, str], keep: tuple[str, ...] = ()) -> str:
+    """`expr` with workload labels copied to their canonical names from where the integration may store them.
+    The copy happens only where the stored label is set (`(.+)`): kube-state-metrics under GKE Managed Prometheus
+    keeps `namespace` when its monitor adds no target labels (Google's own kube-state-metrics example:
+    ClusterPodMonitoring `targetLabels.metadata: []`) and lands in `exported_namespace` under a PodMonitoring.
+    `keep`: labels an aggregation inside `expr` keeps, to which the stored names are added."""
+    moved = {c: stored.get(c, c) for c in WORKLOAD if stored.get(c, c) != c}
+    for label in keep:
+        if label in moved:
+            expr = expr.replace(f"({', '.join(keep)})", f"({', '.join(keep)}, {moved[label]})", 1)
+    for canonical, where in moved.items():
+        expr = f'label_replace({expr}, "{canonical}", "$1", "{where}", "(.+)")'
     return expr
 
 
@@ -137,12 +158,9 @@ def _on_node(expr: str, node_label: str) -> str:
     return expr if node_label == "node" else f'label_replace({expr}, "node", "$1", "{node_label}", "(.*)")'
 
 
-def _priced(expr: str, per: str) -> str:
-    """Per-node series `expr` joined to their pool, times the pool's price per GPU over `per` (a series)."""
-    return (
-        f"({expr} * on (node) group_left (cluster, pool) {NODE_POOL}) "
-        f"* on (cluster, pool) group_left () ({PRICE} / {per})"
-    )
+def _priced(expr: str) -> str:
+    """Per-node series `expr` joined to their pool, times the pool's price per unit (a GPU over its units)."""
+    return f"({expr} * on (node) group_left (pool) {NODE_POOL}) * on (pool) group_left () ({PRICE} / {UNITS})"
 
 
 def memberships(pools: Sequence[PoolCost]) -> list[tuple[PoolCost, str]]:
@@ -161,47 +179,74 @@ def memberships(pools: Sequence[PoolCost]) -> list[tuple[PoolCost, str]]:
     return sorted(out, key=lambda pair: order[pair[0].pool])
 
 
+PRICES_GROUP = "gpuplane-gpu-prices"
+
+
 def price_group(cost: CostSettings) -> dict[str, Any]:
-    """The price and pool series: the only numbers the cost rules use, from the price table."""
+    """The pool and price series: the only numbers the cost rules use, from the price table. Labelled with the
+    pool only: GKE's rule evaluator refuses a rule that sets `cluster` (prometheus-engine
+    pkg/operator/apis/monitoring/v1/rules_config.go `setLabel`: "label already set on rule"), and each cluster's
+    own Prometheus adds its cluster as an external label."""
     rules: list[dict[str, Any]] = []
     for p, members in memberships(cost.pools):
         exprs = {NODE_POOL: members}
-        if p.usd_per_gpu_hour is not None:
-            exprs |= {
-                PRICE: f"vector({p.usd_per_gpu_hour:g})",
-                UNITS: f"vector({p.units_per_gpu})",
-                SERIES: f"vector({p.series_per_gpu})",
-            }
-        labels = {"cluster": cost.cluster, "pool": p.pool}
-        rules += [{"record": r, "expr": e, "labels": dict(labels)} for r, e in exprs.items()]
-    return {"name": "gpuplane-gpu-prices", "interval": "1m", "rules": rules}
+        if p.usd_per_gpu_hour is not None and not p.claims:
+            exprs |= {PRICE: f"vector({p.usd_per_gpu_hour:g})", UNITS: f"vector({p.units_per_gpu})"}
+        rules += [{"record": r, "expr": e, "labels": {"pool": p.pool}} for r, e in exprs.items()]
+    return {"name": PRICES_GROUP, "interval": "1m", "rules": rules}
+
+
+def idle_series(labels: LabelModel, util: str, window: str, percent: float) -> str:
+    """GPU series (node label `node`) whose pod held the GPU at the start of `window` and holds it now, and whose
+    utilisation stayed under `percent` all along: `GpuAllocatedButIdle`'s test (`for:` the window). A pod that
+    started or ended inside the window is not idle for it."""
+    pod = labels.stored("pod")
+    held = f'{util}{{{pod}!=""}}'
+    idle = f"(max_over_time({held}[{window}]) < {percent:g}) and {held} and ({held} offset {window})"
+    return _on_node(_canonical(idle, labels.workload), labels.node)
 
 
 def cost_group(labels: LabelModel, util: str, idle_window: str, idle_percent: float) -> dict[str, Any]:
     """Cost per hour from allocation (kube-state-metrics) and idleness (the GPU series), joined to prices."""
-    requests = _canonical(f"kube_pod_container_resource_requests{{{GPU_RESOURCES}}}", labels.state)
-    running = _canonical('kube_pod_status_phase{phase="Running"} == 1', labels.state)
-    pod = labels.stored("pod")
-    idle = _on_node(_canonical(f'max_over_time({util}{{{pod}!=""}}[{idle_window}])', labels.workload), labels.node)
+    # Duplicate kube-state-metrics series (two replicas, two scrapes) count once (kubernetes-mixin apps rules).
+    requests = _canonical(
+        f"max by (namespace, pod, container, node, resource) (kube_pod_container_resource_requests{{{GPU_RESOURCES}}})",
+        labels.state,
+        keep=("namespace", "pod", "container", "node", "resource"),
+    )
+    # Pending pods on a node hold their GPUs too (the kubelet admits them before the image is pulled);
+    # unscheduled ones have node="" and drop out at the pool join (kubernetes-mixin: Pending|Running).
+    active = _canonical(
+        'max by (namespace, pod) (kube_pod_status_phase{phase=~"Pending|Running"} == 1)',
+        labels.state,
+        keep=("namespace", "pod"),
+    )
+    idle = idle_series(labels, util, idle_window, idle_percent)
+    # Held-but-idle only where one GPU series is one tenant's GPU: not shares (dcgm-exporter gives a shared
+    # GPU to one pod, labels.py) nor MIG instances (no DCGM_FI_DEV_GPU_UTIL on MIG, NVIDIA/dcgm-exporter #216).
+    whole = f"({PRICE} and on (pool) ({UNITS} == 1))"
     rules = [
         {
             "record": ALLOCATED,
-            "expr": f"sum by (node, namespace, pod) ({requests} * on (namespace, pod) group_left () "
-            f"max by (namespace, pod) ({running}))",
+            "expr": f"sum by (node, namespace, pod) ({requests} * on (namespace, pod) group_left () {active})",
         },
-        {"record": CAPACITY, "expr": f"sum by (node) (kube_node_status_capacity{{{GPU_RESOURCES}}})"},
-        {"record": BY_POD, "expr": f"sum by (cluster, pool, namespace, pod) ({_priced(ALLOCATED, UNITS)})"},
-        {"record": BY_NAMESPACE, "expr": f"sum by (cluster, namespace) ({BY_POD})"},
-        {"record": BY_POOL, "expr": f"sum by (cluster, pool) ({BY_POD})"},
-        {"record": CAPACITY_COST, "expr": f"sum by (cluster, pool) ({_priced(CAPACITY, UNITS)})"},
+        {
+            "record": CAPACITY,
+            "expr": f"sum by (node) (max by (node, resource) (kube_node_status_capacity{{{GPU_RESOURCES}}}))",
+        },
+        {"record": BY_POD, "expr": f"sum by (pool, namespace, pod) ({_priced(ALLOCATED)})"},
+        {"record": BY_NAMESPACE, "expr": f"sum by (namespace) ({BY_POD})"},
+        {"record": BY_POOL, "expr": f"sum by (pool) ({BY_POD})"},
+        {"record": CAPACITY_COST, "expr": f"sum by (pool) ({_priced(CAPACITY)})"},
         {"record": UNALLOCATED, "expr": f"{CAPACITY_COST} - ({BY_POOL} or {CAPACITY_COST} * 0)"},
         {
             "record": EMPTY_NODES,
-            "expr": f"sum by (cluster, pool) ({_priced(f'({CAPACITY} unless on (node) ({ALLOCATED} > 0))', UNITS)})",
+            "expr": f"sum by (pool) ({_priced(f'({CAPACITY} unless on (node) ({ALLOCATED} > 0))')})",
         },
         {
             "record": IDLE_ALLOCATED,
-            "expr": f"sum by (cluster, pool, namespace) ({_priced(f'(({idle} < {idle_percent:g}) * 0 + 1)', SERIES)})",
+            "expr": f"sum by (pool, namespace) ((({idle}) * 0 + 1) * on (node) group_left (pool) {NODE_POOL} "
+            f"* on (pool) group_left () {whole})",
         },
     ]
     return {"name": "gpuplane-gpu-cost", "interval": "1m", "rules": rules}
@@ -219,8 +264,11 @@ def cost_summary(cost: CostSettings | None, integration: str) -> dict[str, Any]:
     if cost is None:
         return {}
     return {
-        "usdPerGpuHour": {p.pool: p.usd_per_gpu_hour for p in cost.pools if p.usd_per_gpu_hour is not None},
+        "usdPerGpuHour": {
+            p.pool: p.usd_per_gpu_hour for p in cost.pools if p.usd_per_gpu_hour is not None and not p.claims
+        },
         "unpriced": cost.unpriced,
+        "notCosted": cost.not_costed,
         "records": list(RECORDS),
         "kubeStateMetrics": "set by gpuplane (kube-prometheus-stack values)" if installed else allowlist_flag(cost),
     }
@@ -241,6 +289,7 @@ def pool_cost_of(entry: Mapping[str, Any], where: str) -> tuple[PoolCost | None,
     sharing = nodes.get("sharing") or {}
     mig = str(sharing.get("strategy", "")) == "mig"
     units = entry.get("units_per_gpu")
+    exprs = nodes.get("affinity") or [{"key": "gpuplane.io/pool", "operator": "In", "values": [nodes["pool"]]}]
     if units is None:
         gpu = lookup(str((nodes.get("labels") or {}).get("gpuplane.io/gpu", "")))
         profiles = gpu.mig_profiles if gpu is not None else {}
@@ -248,6 +297,9 @@ def pool_cost_of(entry: Mapping[str, Any], where: str) -> tuple[PoolCost | None,
     if isinstance(units, bool) or not isinstance(units, int) or units < 1:
         why = "a MIG pool whose GPU the catalog does not know needs it" if units is None else f"{units!r} is not >= 1"
         return None, [(f"{where}.units_per_gpu", why)]
-    exprs = nodes.get("affinity") or [{"key": "gpuplane.io/pool", "operator": "In", "values": [nodes["pool"]]}]
     assert isinstance(price, int | float)
-    return PoolCost(str(nodes["pool"]), float(price), units, units if mig else 1, tuple(exprs)), []
+    bad = sorted({str(e.get("operator")) for e in exprs if e.get("operator") not in MATCHERS})
+    if bad:
+        return None, [(f"{where}.nodes.affinity", f"operators {bad} have no label-matcher form (use {list(MATCHERS)})")]
+    claims = str(nodes.get("allocation", "")) == "dra"
+    return PoolCost(str(nodes["pool"]), float(price), units, tuple(exprs), claims), []

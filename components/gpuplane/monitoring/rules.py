@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..text import yamltext
-from .cost import CostSettings, cost_group, price_group
+from .cost import GPU_RESOURCES, CostSettings, cost_group, price_group
 from .labels import SCRAPE_CONFIG, WORKLOAD, LabelModel
 from .scrape import JOB_NAME
 
@@ -100,11 +100,6 @@ class RuleSettings:
     @property
     def metrics(self) -> str:
         return self.labels.metrics
-
-
-GPU_RESOURCES = 'resource=~"nvidia_com_gpu|nvidia_com_mig_.+"'
-"""kube-state-metrics' `kube_node_status_capacity` names extended resources with `.`, `/` and `-` made `_`
-(`nvidia.com/gpu` -> `nvidia_com_gpu`, MIG's `nvidia.com/mig-1g.10gb` -> `nvidia_com_mig_1g_10gb`)."""
 
 
 def workload(expr: str, labels: LabelModel) -> str:

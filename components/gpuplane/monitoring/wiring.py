@@ -7,13 +7,15 @@ from typing import Any
 
 import pulumi
 
+from ..args.inputs import GpuAllocation
 from ..catalog.health import HEALTH
 from ..config.model import StackConfig
 from ..config.monitoring import MonitoringConfig
 from ..config.prices import gpu_price
 from ..scheduling.placement import affinity_of, stack_gpu_nodes
 from ..scheduling.sharing import slots_per_gpu
-from .cost import KUBE_STATE_METRICS, CostSettings, PoolCost, cost_summary
+from ..text import yamltext
+from .cost import KUBE_STATE_METRICS, PRICES_GROUP, CostSettings, PoolCost, cost_summary, price_group
 from .labels import label_model
 from .rules import ExporterPods, RuleSettings, rule_groups, rules_file_yaml
 from .scrape import ScrapeTarget, stack_scrape_yaml
@@ -31,9 +33,8 @@ def stack_cost(cfg: StackConfig) -> CostSettings:
     table, its units per GPU, and the node-affinity that selects its nodes (the placement helper's)."""
     pools = []
     for pool, nodes in zip(cfg.gpuPools, stack_gpu_nodes(cfg), strict=True):
-        mig = pool.sharing is not None and pool.sharing.strategy == "mig"
-        units = slots_per_gpu(pool)
-        pools.append(PoolCost(pool.name, gpu_price(cfg, pool), units, units if mig else 1, tuple(affinity_of(nodes))))
+        claims = nodes.get("allocation") == GpuAllocation.DRA
+        pools.append(PoolCost(pool.name, gpu_price(cfg, pool), slots_per_gpu(pool), tuple(affinity_of(nodes)), claims))
     return CostSettings(cfg.cluster.name, tuple(pools))
 
 
@@ -96,3 +97,17 @@ def gpu_monitoring(
         prometheus_operator_crds=m.prometheusOperatorCrds,
     )
     return GpuMonitoring.from_spec(name, args, exporter, opts=opts)
+
+
+def fleet_rules(rules: str, regions: list[StackConfig]) -> str:
+    """One fleet's rules file: a region's (`rules`; its alerts and cost rules are the same in every region) with
+    the pool and price series of every pool of the fleet, whichever regions it runs in. No rule names a cluster,
+    so the file serves each cluster's Prometheus."""
+    pools: dict[str, PoolCost] = {}
+    for rcfg in regions:
+        for p in stack_cost(rcfg).pools:
+            pools.setdefault(p.pool, p)
+    doc = yamltext.load(rules)
+    cost = CostSettings(regions[0].cluster.name, tuple(pools.values()))
+    doc["groups"] = [price_group(cost) if g["name"] == PRICES_GROUP else g for g in doc["groups"]]
+    return rules_file_yaml(doc["groups"])

@@ -19,6 +19,7 @@ from ..catalog.regions import cloud_regions
 from ..config.base import suggest
 from ..config.model import GpuPool, StackConfig
 from ..monitoring.scrape import fleet_scrape_yaml
+from ..monitoring.wiring import fleet_rules
 
 Loc = tuple[int | str, ...]
 UNLIMITED = 10**9
@@ -243,5 +244,5 @@ def build(cfg: StackConfig, builder_path: str, opts: pulumi.ResourceOptions | No
         "scrapeConfig": fleet_scrape_yaml(
             {f"{cfg.cluster.name}-{r}": str(o["scrapeConfig"]) for r, o in fleet.outputs.items()}
         ),
-        "prometheusRules": first["prometheusRules"],
+        "prometheusRules": fleet_rules(str(first["prometheusRules"]), [c for _, c in region_configs(cfg)]),
     }
