@@ -28,7 +28,7 @@ from gpuplane.plan import load
 from gpuplane.stack.capacity import capacity
 
 from .engines import engine
-from .test_alert_semantics import KEYS, STORED, kind_of, selector
+from .test_alert_semantics import DEVICE_PLUGIN, KEYS, STORED, kind_of, selector
 from .test_library import karpenter_pools
 from .test_library import run as run_program
 from .test_promtool import promtool_test
@@ -116,9 +116,11 @@ def series(kind: str, layout: str = "podmonitoring") -> list[dict[str, str]]:
             out.append(
                 {"series": selector("kube_pod_status_phase", {**who, "phase": p}), "values": f"{int(p == phase)}x40"}
             )
-        if pod in UTIL:
-            labels = _dcgm(STORED[kind], node, namespace, pod)
-            out.append({"series": selector("DCGM_FI_DEV_GPU_UTIL", labels), "values": UTIL[pod]})
+        if pod in UTIL:  # GKE's device plugin (Autopilot) serves duty_cycle per container
+            stored, metric = (
+                (DEVICE_PLUGIN, "duty_cycle") if kind == "device-plugin" else (STORED[kind], "DCGM_FI_DEV_GPU_UTIL")
+            )
+            out.append({"series": selector(metric, _dcgm(stored, node, namespace, pod)), "values": UTIL[pod]})
     return out
 
 
@@ -187,10 +189,7 @@ def run(
     return "" if out.returncode == 0 else out.stdout + out.stderr
 
 
-DCGM_KEYS = [k for k in KEYS if kind_of(*k) != "device-plugin"]
-
-
-@pytest.mark.parametrize(("platform", "integration"), DCGM_KEYS, ids=[f"{p}-{i}" for p, i in DCGM_KEYS])
+@pytest.mark.parametrize(("platform", "integration"), KEYS, ids=[f"{p}-{i}" for p, i in KEYS])
 def test_cost_rules_give_the_same_dollars_on_every_integration(platform: str, integration: str, tmp_path: Path) -> None:
     engine("promtool")
     assert run(tmp_path, platform, integration, kind_of(platform, integration), EXPECTED) == ""
