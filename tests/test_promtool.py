@@ -32,10 +32,10 @@ def test_stack_rules_pass_promtool_check(stack: str, plan_of: Callable[..., Plan
     assert out.returncode == 0, out.stdout + out.stderr
     # kube-state-metrics' GpuNodeWithoutExporter joins the rules where gpuplane installs it (`install`).
     rules = 12 if plan.outputs["monitoringIntegration"] == "install" else 11
-    # Cost: 9 rules, one pool-membership rule per pool, price/units/series per priced pool.
+    # Cost: 9 rules, one pool-membership rule per pool, a price and a units series per priced pool.
     cost = plan.outputs["gpuCost"]
     priced = len(cost["usdPerGpuHour"])
-    rules += 9 + priced + len(cost["unpriced"]) + 3 * priced
+    rules += 9 + priced + len(cost["unpriced"]) + len(cost["notCosted"]) + 2 * priced
     assert f"SUCCESS: {rules} rules found" in out.stdout
 
 

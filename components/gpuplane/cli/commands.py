@@ -223,12 +223,13 @@ def cmd_conformance(args: argparse.Namespace) -> int:
 
 
 def cmd_rightsize(args: argparse.Namespace) -> int:
+    import math
     import time
 
     from .. import rightsize
 
     url = rightsize.check_url(args.prometheus)
-    if not args.timeout > 0:
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
         raise InputError(f"{args.timeout:g} is not a positive number of seconds", "--timeout")
     cfg = _config(args.stack)
     s = rightsize.settings(cfg, args.window, args.margin, args.interruptible, args.at, time.time())

@@ -1,14 +1,15 @@
 """A minimal client of the Prometheus HTTP API (`/api/v1/query`), on the standard library alone.
 
 Queries go as form-encoded POSTs (the API takes both; long queries stay out of the URL). Every failure is one
-`InputError` naming `--prometheus`: an address that is not an http(s) URL, a server that does not answer
-within the timeout or refuses the connection, an answer that is not the API's JSON, a non-2xx status, or
-`"status": "error"` (the query's own error, as Prometheus words it).
+`InputError` naming `--prometheus`: an address that is not an http(s) URL or that carries credentials (never
+echoed: `redact`), a server that does not answer within the timeout or refuses the connection, an answer that
+is not the API's JSON, a non-2xx status, or `"status": "error"` (the query's own error, as Prometheus words it).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -23,12 +24,28 @@ Sample = tuple[dict[str, str], float]
 """One element of an instant vector: its labels and value."""
 
 
+def redact(url: str) -> str:
+    """`url` with any `user:password@` before its host replaced by `***@`, for messages."""
+    return re.sub(r"^([^:/?#]*://)[^/?#]*@", r"\1***@", url)
+
+
 def check_url(url: str) -> str:
-    """`url` without a trailing slash, or an InputError when it is not an http(s) URL with a host."""
-    parts = urllib.parse.urlsplit(url)
+    """`url` without a trailing slash, or an InputError when it is not an http(s) URL with a host, or when it
+    carries credentials (the client sends none, and a message or the JSON report would echo them)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        parts = urllib.parse.urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
         raise InputError(
-            f"{url!r} is not the http:// or https:// address of a Prometheus (e.g. http://localhost:9090)", ARGUMENT
+            f"{redact(url)!r} is not the http:// or https:// address of a Prometheus (e.g. http://localhost:9090)",
+            ARGUMENT,
+        )
+    if "@" in parts.netloc:
+        raise InputError(
+            f"{redact(url)!r} carries credentials, which gpuplane does not send: reach the server through a "
+            "port-forward or a proxy that authenticates",
+            ARGUMENT,
         )
     return url.rstrip("/")
 
@@ -91,4 +108,4 @@ def _api_error(body: bytes) -> str:
     return f": {doc.get('errorType', 'error')}: {doc['error']}"
 
 
-__all__ = ["Prometheus", "Sample", "check_url"]
+__all__ = ["Prometheus", "Sample", "check_url", "redact"]

@@ -4,7 +4,8 @@ lists by query name, `query.series_queries` / `pool_queries`), so they are teste
 
 A held GPU belongs to the pool of its node (`query.pool_map`, from `kube_node_labels`); without that map, to the
 stack's first pool (in config order) of the GPU its model name names (`rules.gpu_of_model`), and the workload
-says so (`pool_from`).
+says so (`pool_from`). A MIG instance's utilisation is unknown (None), whatever the exporter wrote for it:
+dcgm-exporter reports none for MIG instances, or zeros (NVIDIA/dcgm-exporter #216).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..config.model import GpuPool
 from ..monitoring.labels import LabelModel
 from ..monitoring.rules import METRIC_SETS
 from .client import Sample
-from .query import KSM_NODE, POOL, USAGE, series_key
+from .query import KSM_NODE, OWNERS, POOL, USAGE, series_key
 from .rules import gpu_of_model, workload_name
 
 
@@ -34,9 +35,12 @@ class HeldGpu:
     model: str
     namespace: str
     pod: str
-    util_peak: float
-    util_p95: float
+    util_peak: float | None
+    """None: unknown (a MIG instance, or no utilisation series)."""
+    util_p95: float | None
     memory_peak_gib: float | None
+    memory_total_gib: float | None
+    """Memory the device holds as its exporter reports it (`FB_USED + FB_FREE`), or None."""
     samples: int
     first: float
     last: float
@@ -57,9 +61,12 @@ class Workload:
     mig: str
     pods: int
     gpus_per_pod: int
-    util_peak: float
-    util_p95: float
+    util_peak: float | None
+    """Highest utilisation of its GPUs (percent), None when one of them reports none (MIG)."""
+    util_p95: float | None
     memory_peak_gib: float | None
+    memory_total_gib: float | None
+    """Least usable memory the exporter reported for its GPUs (whole GPUs), or None."""
     samples: int
     expected_samples: int
     first: float
@@ -96,28 +103,33 @@ def _by_key(samples: list[Sample], key: tuple[str, ...]) -> dict[tuple[str, ...]
 
 
 def held_gpus(answers: Answers, labels: LabelModel) -> list[HeldGpu]:
-    """The GPUs pods held, from `series_queries`' answers (a GPU without a utilisation peak is left out)."""
+    """The GPUs pods held, from `series_queries`' answers: every device with a memory or utilisation peak."""
     key = series_key(labels)
-    columns = {name: _by_key(answers.get(name, []), key) for name in ("utilP95", "samples", "first", "last")}
-    memory = _by_key(answers.get("memoryPeakGib", []), key)
+    columns = {
+        name: _by_key(answers.get(name, []), key)
+        for name in ("utilPeak", "utilP95", "memoryPeakGib", "memoryTotalGib", "samples", "first", "last")
+    }
     mig_labels = USAGE[labels.metrics].mig_labels
     gpu_label, model_label = METRIC_SETS[labels.metrics].gpu_label, USAGE[labels.metrics].model_label
     out = []
-    for values, peak in sorted(_by_key(answers.get("utilPeak", []), key).items()):
+    for values in sorted(set(columns["memoryPeakGib"]) | set(columns["utilPeak"])):
         m = dict(zip(key, values, strict=True))
         instance = m.get(mig_labels[0], "") if mig_labels else ""
+        mig = m.get(mig_labels[1], "") if mig_labels else ""
+        util = {} if mig or instance else {k: columns[k].get(values) for k in ("utilPeak", "utilP95")}
         out.append(
             HeldGpu(
                 cluster=m[labels.cluster],
                 node=m[labels.node],
                 gpu=m[gpu_label] + (f"/{instance}" if instance else ""),
-                mig=m.get(mig_labels[1], "") if mig_labels else "",
+                mig=mig,
                 model=m[model_label],
                 namespace=m["namespace"],
                 pod=m["pod"],
-                util_peak=peak,
-                util_p95=columns["utilP95"].get(values, peak),
-                memory_peak_gib=memory.get(values),
+                util_peak=util.get("utilPeak"),
+                util_p95=util.get("utilP95", util.get("utilPeak")),
+                memory_peak_gib=columns["memoryPeakGib"].get(values),
+                memory_total_gib=None if mig else columns["memoryTotalGib"].get(values),
                 samples=int(columns["samples"].get(values, 0)),
                 first=columns["first"].get(values, 0.0),
                 last=columns["last"].get(values, 0.0),
@@ -127,17 +139,17 @@ def held_gpus(answers: Answers, labels: LabelModel) -> list[HeldGpu]:
 
 
 def node_pools(samples: list[Sample], cluster_label: str, clusters: Sequence[str]) -> dict[tuple[str, str], str]:
-    """(cluster or empty, node) -> pool, from the `nodePools` answer: the stack's clusters' nodes, and nodes
-    whose series carry no cluster label."""
+    """(cluster, node) -> pool, from the `nodePools` answer (`query.pool_map` labels every node with its
+    cluster), for the stack's clusters."""
     pools = {(m.get(cluster_label, ""), m[KSM_NODE]): m[POOL] for m, _ in samples}
-    return {k: v for k, v in pools.items() if k[0] in ("", *clusters)}
+    return {k: v for k, v in pools.items() if k[0] in clusters}
 
 
 def pool_of(
     held: HeldGpu, nodes: Mapping[tuple[str, str], str], pools: Sequence[GpuPool]
 ) -> tuple[str | None, str, str | None]:
     """(pool, how it was found, catalog GPU) of a held GPU; `pools` are its cluster's."""
-    pool = nodes.get((held.cluster, held.node)) or nodes.get(("", held.node))
+    pool = nodes.get((held.cluster, held.node))
     by_name = {p.name: p for p in pools}
     if pool in by_name:
         return pool, "node label", by_name[pool].gpu
@@ -146,18 +158,59 @@ def pool_of(
     return (first.name, "gpu model", gpu) if first is not None else (None, "", gpu)
 
 
+NO_OWNER = "<none>"
+"""kube-state-metrics' `owner_kind` and `owner_name` of an object without an owner."""
+
+
+def owned(answers: Answers) -> dict[str, list[str]]:
+    """Owner kind -> the names `podOwners` gives of that kind (the objects whose own owner to ask for)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for m, _ in answers.get("podOwners", []):
+        out[m.get("owner_kind", "")].append(m.get("owner_name", ""))
+    return dict(out)
+
+
+def owners(answers: Answers, cluster_label: str, clusters: Sequence[str]) -> dict[tuple[str, str, str], str]:
+    """(cluster, namespace, pod) -> its workload from kube-state-metrics (`query.owner_queries`' answers): the
+    pod's controller, or that controller's own owner for a ReplicaSet (its Deployment) or a Job (its CronJob);
+    a pod without an owner is its own workload. Series without a cluster label count for a single cluster."""
+
+    def cluster_of(m: Mapping[str, str]) -> str:
+        return m.get(cluster_label, "") or (clusters[0] if len(clusters) == 1 else "")
+
+    parents = {
+        (kind, cluster_of(m), m.get("namespace", ""), m.get(label, "")): m.get("owner_name", "")
+        for kind, (name, _, label) in OWNERS.items()
+        for m, _ in answers.get(name, [])
+        if m.get("owner_name", NO_OWNER) != NO_OWNER
+    }
+    out = {}
+    for m, _ in answers.get("podOwners", []):
+        cluster, namespace, pod = cluster_of(m), m.get("namespace", ""), m.get("pod", "")
+        kind, name = m.get("owner_kind", NO_OWNER), m.get("owner_name", NO_OWNER)
+        if name == NO_OWNER:
+            out[(cluster, namespace, pod)] = pod
+        else:
+            out[(cluster, namespace, pod)] = parents.get((kind, cluster, namespace, name), name)
+    return out
+
+
 def workloads(
     held: Sequence[HeldGpu],
     nodes: Mapping[tuple[str, str], str],
     pools: Mapping[str, Sequence[GpuPool]],
     interval: float,
+    named: Mapping[tuple[str, str, str], str] | None = None,
 ) -> list[Workload]:
-    """Held GPUs grouped by cluster, namespace, workload and pool; `pools` by cluster; `interval` in seconds."""
+    """Held GPUs grouped by cluster, namespace, workload and pool; `pools` by cluster; `interval` in seconds;
+    `named`: workloads from kube-state-metrics' owners (`owners`), else `rules.workload_name` of the pod."""
     groups: dict[tuple[str, str, str, str | None], list[HeldGpu]] = defaultdict(list)
     found: dict[tuple[str, str, str, str | None], tuple[str, str | None]] = {}
+    named = named or {}
     for h in held:
         pool, how, gpu = pool_of(h, nodes, pools.get(h.cluster, ()))
-        k = (h.cluster, h.namespace, workload_name(h.pod), pool)
+        name = named.get((h.cluster, h.namespace, h.pod)) or workload_name(h.pod)
+        k = (h.cluster, h.namespace, name, pool)
         groups[k].append(h)
         found[k] = (how, gpu)
     out = []
@@ -166,6 +219,9 @@ def workloads(
         for h in items:
             per_pod[h.pod] += 1
         memory = [h.memory_peak_gib for h in items if h.memory_peak_gib is not None]
+        totals = [h.memory_total_gib for h in items if h.memory_total_gib is not None]
+        util = [h.util_peak for h in items]
+        p95 = [h.util_p95 for h in items]
         out.append(
             Workload(
                 cluster=k[0],
@@ -177,9 +233,10 @@ def workloads(
                 mig=max(h.mig for h in items),
                 pods=len(per_pod),
                 gpus_per_pod=max(per_pod.values()),
-                util_peak=max(h.util_peak for h in items),
-                util_p95=max(h.util_p95 for h in items),
+                util_peak=None if None in util else max(u for u in util if u is not None),
+                util_p95=None if None in p95 else max(u for u in p95 if u is not None),
                 memory_peak_gib=max(memory) if memory else None,
+                memory_total_gib=min(totals) if totals else None,
                 samples=sum(h.samples for h in items),
                 expected_samples=sum(max(h.samples, round((h.last - h.first) / interval) + 1) for h in items),
                 first=min(h.first for h in items),
@@ -214,4 +271,15 @@ def pool_use(answers: Answers, cluster_label: str, clusters: Sequence[str]) -> d
     }
 
 
-__all__ = ["HeldGpu", "PoolUse", "Workload", "held_gpus", "node_pools", "pool_of", "pool_use", "workloads"]
+__all__ = [
+    "HeldGpu",
+    "PoolUse",
+    "Workload",
+    "held_gpus",
+    "node_pools",
+    "owned",
+    "owners",
+    "pool_of",
+    "pool_use",
+    "workloads",
+]

@@ -2,24 +2,32 @@
 is above what was ever used; each priced from the same price table as the capacity summary
 (`config.prices`: the catalog's dated list prices, or `gpuplane:prices`). Pure functions over plain values.
 
-Dollars are per month (`rules.HOURS_PER_MONTH`). A workload's saving is the GPU-hours it held in the window,
+Dollars are per month (`monitoring.cost.HOURS_PER_MONTH`). A workload's saving is the GPU-hours it held in
+the hours the server holds data for (the observed span, which retention may make shorter than the window),
 scaled to a month, times what each of those hours would cost less in the new shape. A pool's saving is the
-floor nodes (minNodes, or reserved nodes, which bill whether used or not) above the busy peak, around the
-clock. `maxNodes` is a ceiling: it costs nothing unless reached, so it is compared, never priced.
+floor nodes (minNodes, or reserved nodes, which bill whether used or not) above the busy peak plus the margin,
+around the clock. `maxNodes` is a ceiling: it costs nothing unless reached, so it is compared, never priced.
+
+A new shape keeps the capacity type the workload runs on (spot stays spot); spot is added only for workloads
+named interruption-tolerant. Where your own rate (`gpuplane:prices.onDemand`) prices the pool's machine, it is
+the rate for every capacity type (`catalog.pricing.node_rate`), so a move to spot saves nothing the price
+table can show: the reason says so instead of staying silent.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..catalog import lookup
 from ..config.capacity import capacity_order, reserved_nodes
 from ..config.model import GpuPool, StackConfig
-from ..config.prices import node_price
+from ..config.prices import machine_of, node_price
+from ..monitoring.cost import HOURS_PER_MONTH
 from ..scheduling.sharing import slots_per_gpu
 from ..stack.fleet import offered
 from .observe import PoolUse, Workload
-from .rules import HOURS_PER_MONTH, Need, Shape, fitting_shapes, verdict
+from .rules import Need, Shape, compute_percent, fitting_shapes, gpu_memory_gib, verdict
 
 KINDS = ("mig", "gpu", "share", "whole")
 """Preference between shapes that cost the same: isolation first (MIG), then a whole GPU, then a share."""
@@ -96,36 +104,60 @@ def current_shape(pool: GpuPool | None, w: Workload) -> Shape:
     return Shape("whole", gpu)
 
 
-def price_choice(
-    cfg: StackConfig, pool: GpuPool | None, now: Shape, now_gpu: float | None, shape: Shape, spot: bool
-) -> Choice:
-    """`shape` (on spot) priced per unit, with its cost relative to `now` (whose GPU costs `now_gpu` an hour)."""
+def price_choice(cfg: StackConfig, pool: GpuPool | None, current: Choice, shape: Shape, spot: bool) -> Choice:
+    """`shape` (on spot) priced per unit, with its cost relative to the `current` choice."""
+    now = current.shape
+    same = shape.gpu == now.gpu and spot == current.spot
     if pool is None:
-        same = shape.gpu == now.gpu and not spot
         return Choice(shape, spot, None, shape.fraction / now.fraction if same else None)
     gpu = gpu_hour(cfg, pool, shape.gpu if shape.gpu != pool.gpu else None, spot)
     unit = None if gpu is None else gpu * shape.fraction
-    if shape.gpu == now.gpu and not spot:  # same GPU and capacity: the fractions say it, priced or not
+    if same:  # same GPU and capacity: the fractions say it, priced or not
         return Choice(shape, spot, unit, shape.fraction / now.fraction)
-    if unit is None or now_gpu is None or now_gpu == 0:
+    if unit is None or not current.usd_per_hour:
         return Choice(shape, spot, unit, None)
-    return Choice(shape, spot, unit, unit / (now_gpu * now.fraction))
+    return Choice(shape, spot, unit, unit / current.usd_per_hour)
 
 
-def _fit_reason(w: Workload, need: Need, margin: float) -> str:
+def your_rate(cfg: StackConfig, pool: GpuPool) -> str | None:
+    """The pool's machine when your `gpuplane:prices.onDemand` prices it (that rate is charged for every
+    capacity type, spot included: `catalog.pricing.node_rate`), else None."""
+    machine = machine_of(cfg.platform_spec.cloud, pool)
+    return machine if machine in cfg.prices.onDemand else None
+
+
+UNKNOWN_UTIL = "utilisation unknown (dcgm-exporter reports no DCGM_FI_DEV_GPU_UTIL for MIG instances)"
+
+
+def need_of(w: Workload, now: Shape, margin: float) -> tuple[Need, str]:
+    """What a new shape must hold, and the words for it. Unknown utilisation is never taken as 0: the workload
+    is assumed to use all the compute of what it holds now (no margin on an assumption), so memory decides."""
+    assert w.memory_peak_gib is not None
     gpu = lookup(str(w.gpu))
-    tight = gpu is not None and (need.memory_gib > gpu.memory_gib or need.util_percent > 100)
-    return (
-        f"peak {w.memory_peak_gib:.1f} GiB and {w.util_peak:.0f}% of the GPU, +{margin:.0%}: needs "
-        f"{need.memory_gib:.1f} GiB and {need.util_percent:.0f}%"
-        + (f" (more than a whole {w.gpu} with the margin)" if tight else "")
-    )
+    memory = f"peak {w.memory_peak_gib:.1f} GiB"
+    if w.util_peak is None:
+        need = Need(w.memory_peak_gib * (1 + margin), compute_percent(now))
+        said = (
+            f"{memory} +{margin:.0%}: needs {need.memory_gib:.1f} GiB; {UNKNOWN_UTIL}: taken as all the compute of "
+            f"its {now.label} ({need.util_percent:.0f}% of the GPU), so only memory can shrink it"
+        )
+    else:
+        need = Need.of(w.memory_peak_gib, w.util_peak, margin)
+        said = (
+            f"{memory} and {w.util_peak:.0f}% of the GPU, +{margin:.0%}: needs {need.memory_gib:.1f} GiB and "
+            f"{need.util_percent:.0f}%"
+        )
+    whole = w.memory_total_gib or (gpu_memory_gib(gpu) if gpu is not None else 0.0)
+    if gpu is not None and (need.memory_gib > whole or need.util_percent > 100):
+        said += f" (more than a whole {w.gpu} with the margin)"
+    return need, said
 
 
 def advise(
-    cfg: StackConfig, pool: GpuPool | None, w: Workload, margin: float, interruptible: bool, window_hours: float
+    cfg: StackConfig, pool: GpuPool | None, w: Workload, margin: float, interruptible: bool, observed_hours: float
 ) -> Advice:
-    """The cheapest shape that holds `w`'s peaks with `margin` (spot as well when `interruptible`)."""
+    """The cheapest shape that holds `w`'s peaks with `margin` (spot as well when `interruptible`); savings
+    scaled from the `observed_hours` the server holds data for to a month."""
     now = current_shape(pool, w)
     now_gpu = gpu_hour(cfg, pool) if pool is not None else None
     current = Choice(
@@ -135,31 +167,39 @@ def advise(
     if w.gpu is None or lookup(w.gpu) is None or w.memory_peak_gib is None:
         why = "no GPU memory series for it" if w.memory_peak_gib is None else "its GPU model is not in the catalog"
         return Advice(w, "unknown", current, current, None, why, conf)
-    need = Need.of(w.memory_peak_gib, w.util_peak, margin)
+    need, fit = need_of(w, now, margin)
     cloud = cfg.platform_spec.cloud
-    fitting = fitting_shapes(w.gpu, need, cloud, cfg.platform_spec.sharing, w.gpus_per_pod)
+    fitting = fitting_shapes(w.gpu, need, cloud, cfg.platform_spec.sharing, w.gpus_per_pod, w.memory_total_gib)
     shapes = [now, *(f for f in fitting if f.kind != "gpu" or pool is None or in_region(cfg, pool, f.gpu))]
-    spots = [False, True] if interruptible and not current.spot and pool is not None else [False]
-    choices = [price_choice(cfg, pool, now, now_gpu, s, spot) for s in shapes for spot in spots]
+    to_spot = interruptible and not current.spot and pool is not None
+    spots = [current.spot, True] if to_spot else [current.spot]
+    choices = [price_choice(cfg, pool, current, s, spot) for s in shapes for spot in spots]
     ranked = sorted(
         (c for c in choices if c.relative is not None and c.relative < 0.999),
         key=lambda c: (c.relative, KINDS.index(c.shape.kind), c.spot),
     )
-    fit = _fit_reason(w, need, margin)
+    mine = your_rate(cfg, pool) if to_spot and pool is not None else None
+    spot_note = (
+        f"; spot saving on {mine} unknown: your gpuplane:prices.onDemand rate for it is charged for every capacity "
+        "type, spot included (prices.spotFraction scales only the catalog's list prices)"
+        if mine
+        else ""
+    )
     if not ranked:
         if w.gpus_per_pod > 1:
             why = f"{w.gpus_per_pod} GPUs per pod: MIG instances and shares have no NVLink or P2P between them"
-            return Advice(w, "keep", current, current, 0.0, why, conf)
+            return Advice(w, "keep", current, current, 0.0, why + spot_note, conf)
         action = "nothing-smaller" if now.kind == "whole" else "keep"
-        return Advice(w, action, current, current, 0.0, f"{fit}: nothing cheaper holds that", conf)
+        return Advice(w, action, current, current, 0.0, f"{fit}: nothing cheaper holds that{spot_note}", conf)
     best = ranked[0]
     action = "spot" if best.shape == now else best.shape.kind
     assert best.relative is not None
-    monthly_units = w.gpu_hours * HOURS_PER_MONTH / window_hours
+    monthly_units = w.gpu_hours * HOURS_PER_MONTH / observed_hours
     saved = (
         None if current.usd_per_hour is None else round(monthly_units * current.usd_per_hour * (1 - best.relative), 2)
     )
-    why = f"{fit}; {best.label} holds it" + (" (interruption-tolerant)" if best.spot else "")
+    why = f"{fit}; {best.label} holds it" + (" (interruption-tolerant)" if best.spot and not current.spot else "")
+    why += spot_note
     return Advice(w, action, current, best, saved, why, conf)
 
 
@@ -202,8 +242,13 @@ def _ceiling(pool: GpuPool, use: PoolUse) -> str:
     return f"maxNodes {ceiling} is a ceiling above the peak ({seen}): it costs nothing unless reached"
 
 
-def advise_pool(cfg: StackConfig, region: str, pool: GpuPool, use: PoolUse | None) -> PoolAdvice:
-    """A pool's floor against its busy peak, and its ceiling against its peak."""
+def floor_needed(busy: int, margin: float) -> int:
+    """Nodes a floor keeps for a busy peak of `busy` nodes with `margin` headroom (0 stays 0)."""
+    return math.ceil(round(busy * (1 + margin), 9))
+
+
+def advise_pool(cfg: StackConfig, region: str, pool: GpuPool, use: PoolUse | None, margin: float) -> PoolAdvice:
+    """A pool's floor against its busy peak plus `margin`, and its ceiling against its peak."""
     floor = pool.minNodes if cfg.platform_spec.fixed_pools else 0
     reserved = reserved_nodes(pool)
     cluster = cfg.cluster.name
@@ -211,21 +256,23 @@ def advise_pool(cfg: StackConfig, region: str, pool: GpuPool, use: PoolUse | Non
         why = "no kube_node_labels with the node labels that select its nodes: they cannot be counted"
         return PoolAdvice(cluster, region, pool, None, floor, reserved, None, None, (why,))
     busy = use.peak_busy_nodes or 0
+    keep = floor_needed(busy, margin)
     advice = []
-    if max(floor, reserved) <= busy:
+    if max(floor, reserved) <= keep:
         target = None
         saved: float | None = 0.0
     else:
-        target = busy
-        now, then = floor_cost(cfg, pool, floor, reserved), floor_cost(cfg, pool, min(floor, busy), min(reserved, busy))
+        target = keep
+        now, then = floor_cost(cfg, pool, floor, reserved), floor_cost(cfg, pool, min(floor, keep), min(reserved, keep))
         saved = None if now is None or then is None else round((now - then) * HOURS_PER_MONTH, 2)
-        if reserved > busy:
+        peak = f"at most {busy} had a GPU in use (+{margin:.0%}: {keep})"
+        if reserved > keep:
             advice.append(
-                f"its reservation holds {reserved} node(s) but at most {busy} had a GPU in use: shrink it to {busy} "
-                "(a reservation bills whether used or not)"
+                f"its reservation holds {reserved} node(s) but {peak}: shrink it to {keep} (a reservation bills "
+                "whether used or not)"
             )
-        if floor > busy:
-            advice.append(f"minNodes {floor} is above the busy peak {busy}: lower it to {busy} (floor nodes run paid)")
+        if floor > keep:
+            advice.append(f"minNodes {floor} is above what was used: {peak}; lower it to {keep} (floor nodes run paid)")
     advice.append(_ceiling(pool, use))
     return PoolAdvice(cluster, region, pool, use, floor, reserved, target, saved, tuple(advice))
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..monitoring.cost import HOURS_PER_MONTH
 from .observe import Workload
 from .recommend import Advice, Choice, PoolAdvice
 from .report import Report, window_end
-from .rules import HOURS_PER_MONTH, WORKLOAD_RULE, confidence_rule, verdict
+from .rules import WORKLOAD_RULE, confidence_rule, verdict
 
 
 def _round(value: float | None, digits: int = 2) -> float | None:
@@ -62,6 +63,7 @@ def workload_json(a: Advice) -> dict[str, Any]:
         "pods": w.pods,
         "gpusPerPod": w.gpus_per_pod,
         "peakMemoryGib": _round(w.memory_peak_gib),
+        "memoryGib": _round(w.memory_total_gib),
         "peakUtilPercent": _round(w.util_peak, 1),
         "p95UtilPercent": _round(w.util_p95, 1),
         "gpuHours": _round(w.gpu_hours),
@@ -121,6 +123,7 @@ def to_json(r: Report) -> dict[str, Any]:
         "prometheus": r.url,
         "integration": r.integration,
         "window": s.window.text,
+        "observedHours": round(r.observed_hours, 2),
         "step": s.window.step,
         "end": window_end(s.at),
         "scrapeIntervalSeconds": s.interval,
@@ -153,11 +156,16 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _percent(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.0f}%"
+
+
 def to_text(r: Report) -> str:
     s, doc = r.settings, to_json(r)
     lines = [
-        f"Rightsizing {r.stack} from {r.url} ({r.integration} labels): {s.window.text} to {window_end(s.at)}, "
-        f"step {s.window.step}, scrape interval {s.interval:g}s, margin {s.margin:.0%}",
+        f"Rightsizing {r.stack} from {r.url} ({r.integration} labels): {s.window.text} to {window_end(s.at)} "
+        f"({doc['observedHours']:g} h of GPU series held), step {s.window.step}, scrape interval {s.interval:g}s, "
+        f"margin {s.margin:.0%}",
         "",
         "Workloads",
     ]
@@ -185,8 +193,8 @@ def to_text(r: Report) -> str:
                 f"{w['pool'] or '-'}" + ("*" if w["poolFrom"] == "gpu model" else ""),
                 str(w["pods"]),
                 _num(w["peakMemoryGib"]),
-                f"{w['peakUtilPercent']:.0f}%",
-                f"{w['p95UtilPercent']:.0f}%",
+                _percent(w["peakUtilPercent"]),
+                _percent(w["p95UtilPercent"]),
                 a.current.label,
                 a.action if a.action in ("keep", "nothing-smaller", "unknown") else a.target.label,
                 _money(a.usd_per_month_saved) if _changes(a) else "-",
@@ -234,7 +242,8 @@ def to_text(r: Report) -> str:
     c = doc["confidence"]
     lines += [
         "",
-        f"Saved per month: ${total(r):,.2f} ({HOURS_PER_MONTH} h a month; prices: {r.prices})"
+        f"Saved per month: ${total(r):,.2f} ({HOURS_PER_MONTH} h a month, scaled from {doc['observedHours']:g} h "
+        f"observed; prices: {r.prices})"
         + (f"; unpriced: {', '.join(doc['totals']['unpriced'])}" if doc["totals"]["unpriced"] else ""),
         f"Confidence: {c['verdict']}: {c['samples']} of {c['expectedSamples']} expected samples ({c['gaps']:.0%} gaps) "
         f"over {c['observedHours']:g} h; {confidence_rule()}",

@@ -19,14 +19,17 @@ from ..monitoring.rules import METRIC_SETS
 from ..monitoring.wiring import stack_cost
 from ..stack.fleet import region_configs
 from .client import Prometheus
-from .observe import PoolUse, held_gpus, node_pools, pool_use, workloads
-from .query import PoolNodes, Window, pool_queries, presence_queries, series_queries
+from .observe import PoolUse, held_gpus, node_pools, owned, owners, pool_use, workloads
+from .query import USAGE, PoolsByCluster, Window, owner_queries, pool_queries, presence_queries, series_queries
 from .recommend import Advice, PoolAdvice, advise, advise_pool
 from .rules import DEFAULT_MARGIN, RESOLUTION
 
 _WINDOW = re.compile(r"^([1-9][0-9]*)(m|h|d|w)$")
 _UNIT = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
 MIN_WINDOW = 600
+MAX_WINDOW = 90 * 86400
+"""Longest `--window`: a quarter, beyond the retention most Prometheus servers keep (15 days by default) and
+the range over which the per-window subqueries (2016 steps) stay cheap to evaluate."""
 _SCOPE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(/[a-z0-9]([-.a-z0-9]*[a-z0-9])?)?$")
 
 
@@ -81,6 +84,8 @@ def settings(
             f"{window!r} is not a window of at least 10m: a whole number and m, h, d or w (e.g. 7d, 24h, 90m)",
             "--window",
         )
+    if seconds > MAX_WINDOW:
+        raise InputError(f"{window!r} is longer than {MAX_WINDOW // 86400}d", "--window")
     margin = DEFAULT_MARGIN if margin_percent is None else margin_percent / 100
     if not 0 <= margin <= 1:
         raise InputError(f"{margin_percent:g} is not a percentage between 0 and 100", "--margin")
@@ -105,6 +110,16 @@ class Report:
     """Where the prices come from."""
     queries: dict[str, str]
     """Name -> the PromQL sent (at the window's end)."""
+    span: tuple[float, float] | None = None
+    """First and last sample of the stack's GPU series in the window (what the server holds of it)."""
+
+    @property
+    def observed_hours(self) -> float:
+        """Hours of the window the server holds GPU series for (savings are scaled from these to a month)."""
+        if self.span is None:
+            return self.settings.window.seconds / 3600
+        first, last = self.span
+        return min(self.settings.window.seconds, last - first + self.settings.interval) / 3600
 
 
 def price_source(cfg: StackConfig) -> str:
@@ -124,13 +139,14 @@ def _no_data(prom: Prometheus, labels: LabelModel, clusters: list[str], s: Setti
         m.get(labels.cluster, "")
         for m, _ in prom.query(presence_queries(labels, clusters, s.window)["gpuClusters"], s.at)
     )
-    util = METRIC_SETS[labels.metrics].util
+    memory, util = USAGE[labels.metrics].memory, METRIC_SETS[labels.metrics].util
     found = (
-        f"; it has {util} for {labels.cluster} {', '.join(repr(c) for c in seen)}"
+        f"; it has {memory} or {util} for {labels.cluster} {', '.join(repr(c) for c in seen)}"
         if seen
-        else f"; it holds no {util} at all then"
+        else f"; it holds no {memory} or {util} at all then"
     )
-    where = f'{util}{{{labels.cluster}=~"{"|".join(clusters)}"}}'
+    stack = f'{{{labels.cluster}=~"{"|".join(clusters)}"}}'
+    where = f"{memory}{stack} or {util}{stack}"
     return InputError(
         f"{prom.url} has no GPU series of this stack ({where}) in the {s.window.text} window ending "
         f"{window_end(s.at)}{found}",
@@ -138,15 +154,30 @@ def _no_data(prom: Prometheus, labels: LabelModel, clusters: list[str], s: Setti
     )
 
 
-def pool_nodes(configs: Sequence[StackConfig]) -> tuple[list[PoolNodes], str]:
-    """Every pool of the clusters' configs with the node-affinity the cost rules select its nodes by, and the
-    kube-state-metrics flag that exposes those node labels."""
-    every = [p for c in configs for p in stack_cost(c).pools]
-    pools: dict[tuple[str, str], PoolNodes] = {}
-    for p in every:
-        n = PoolNodes(p.pool, p.nodes)
-        pools.setdefault((n.pool, n.matchers), n)
-    return list(pools.values()), allowlist_flag(CostSettings("", tuple(every)))
+def pool_nodes(configs: Sequence[StackConfig]) -> tuple[PoolsByCluster, str]:
+    """Each cluster's pools as the cost rules select their nodes, and the kube-state-metrics flag that exposes
+    those node labels."""
+    pools = {c.cluster.name: stack_cost(c).pools for c in configs}
+    every = tuple(p for ps in pools.values() for p in ps)
+    return pools, allowlist_flag(CostSettings("", every))
+
+
+def pool_note(labels: LabelModel, ksm: list[tuple[dict[str, str], float]], clusters: list[str], flag: str) -> str:
+    """Why no pool could be compared, from `presenceQueries.nodeLabels`' answer."""
+    carried = {m.get(labels.cluster, "") for m, _ in ksm}
+    if not ksm:
+        missing = "no kube_node_labels (kube-state-metrics)"
+    elif len(clusters) > 1 and not carried & set(clusters):
+        missing = (
+            f"kube_node_labels without a {labels.cluster} label of the stack's clusters (with {len(clusters)} "
+            "clusters, their nodes cannot be told apart)"
+        )
+    else:
+        missing = "no kube_node_labels matching a pool"
+    return (
+        f"no pool comparison: this Prometheus has {missing} in the window (kube-state-metrics exposes the node "
+        f"labels that select the pools only with {flag}); workloads are matched to pools by their GPU model"
+    )
 
 
 def run(stack: str, cfg: StackConfig, prom: Prometheus, s: Settings) -> Report:
@@ -160,34 +191,53 @@ def run(stack: str, cfg: StackConfig, prom: Prometheus, s: Settings) -> Report:
     selected, flag = pool_nodes([r for _, r in regions])
     queries = series_queries(labels, clusters, s.window) | pool_queries(labels, clusters, s.window, selected)
     answers = {name: prom.query(q, s.at) for name, q in queries.items()}
+    span = (answers["spanFirst"][0][1], answers["spanLast"][0][1]) if answers["spanFirst"] else None
     nodes = node_pools(answers["nodePools"], labels.cluster, clusters)
     pools: dict[str, list[GpuPool]] = {r.cluster.name: list(r.gpuPools) for _, r in regions}
-    found = workloads(held_gpus(answers, labels), nodes, pools, s.interval)
+    held = held_gpus(answers, labels)
+    # kube-state-metrics' owners: of the pods, then of their ReplicaSets and Jobs (two rounds)
+    for pods, of in (([h.pod for h in held], {}), ([], None)):
+        asked = owner_queries(labels, clusters, s.window, pods, owned(answers) if of is None else of)
+        queries |= asked
+        answers |= {name: prom.query(q, s.at) for name, q in asked.items()}
+    found = workloads(held, nodes, pools, s.interval, owners(answers, labels.cluster, clusters))
     use = pool_use(answers, labels.cluster, clusters)
     by_cluster = {r.cluster.name: r for _, r in regions}
+    report = Report(stack, prom.url, s, integration, (), (), (), price_source(cfg), queries, span)
+    hours = report.observed_hours
     advices = []
     for w in found:
         rcfg = by_cluster[w.cluster]
         pool = next((p for p in rcfg.gpuPools if p.name == w.pool), None)
-        advices.append(advise(rcfg, pool, w, s.margin, s.tolerates(w.namespace, w.name), s.window.seconds / 3600))
+        advices.append(advise(rcfg, pool, w, s.margin, s.tolerates(w.namespace, w.name), hours))
     rows = []
     for region, rcfg in regions:
         for p in rcfg.gpuPools:
             seen: PoolUse | None = use.get((rcfg.cluster.name, p.name), PoolUse(0, 0, 0)) if nodes else None
-            rows.append(advise_pool(rcfg, region, p, seen))
+            rows.append(advise_pool(rcfg, region, p, seen, s.margin))
     notes = []
     if not nodes:
         ksm = prom.query(presence_queries(labels, clusters, s.window)["nodeLabels"], s.at)
-        missing = "no kube_node_labels (kube-state-metrics)" if not ksm else "no kube_node_labels matching a pool"
-        notes.append(
-            f"no pool comparison: this Prometheus has {missing} in the window (kube-state-metrics exposes the "
-            f"node labels that select the pools only with {flag}); workloads are matched to pools by their GPU model"
-        )
+        notes.append(pool_note(labels, ksm, clusters, flag))
     if not found:
         notes.append("no GPU was held by a pod in the window: nothing to rightsize per workload")
+    if hours < s.window.seconds / 3600 * 0.99:
+        notes.append(
+            f"the server holds {hours:.1f} h of GPU series of the {s.window.text} window (retention, or a newer "
+            "cluster): savings are scaled to a month from those hours"
+        )
     return Report(
-        stack, prom.url, s, integration, tuple(advices), tuple(rows), tuple(notes), price_source(cfg), queries
+        stack,
+        prom.url,
+        s,
+        integration,
+        tuple(advices),
+        tuple(rows),
+        tuple(notes),
+        price_source(cfg),
+        queries,
+        span,
     )
 
 
-__all__ = ["Report", "Settings", "parse_at", "run", "settings"]
+__all__ = ["MAX_WINDOW", "Report", "Settings", "parse_at", "pool_note", "run", "settings"]

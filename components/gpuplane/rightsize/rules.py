@@ -6,10 +6,17 @@ them: which shapes fit a workload's observed peaks, what a pod's workload is cal
   the issue asks for the cheapest shape that fits the peak.
 - **MIG** (NVIDIA MIG user guide, "Supported MIG Profiles"): a profile `<g>g.<m>gb` has `g` of the GPU's
   compute slices (7 on A100/H100/H200/B200, 4 on RTX PRO 6000: the largest `g` the catalog lists for the
-  GPU) and `m` GB of memory. gpuplane lays out one profile per GPU (`all-<profile>`, GKE's
-  `gpu_partition_size`), so one instance costs 1 / (instances per GPU) of the GPU (`Gpu.mig_profiles`). On
-  GKE only the profiles GKE accepts (`Gpu.gke_mig_profiles`). MIG instances share no NVLink or P2P (MIG user
-  guide, "Application Considerations"), so pods holding several GPUs never get MIG or sharing.
+  GPU) and nominally `m` GB of memory. What a workload can allocate is less: the usable GiB the driver
+  lists (`MIG_USABLE_GIB`, `nvidia-smi mig -lgip`), so `1g.5gb` holds 4.75 GiB, not 5. gpuplane lays out one
+  profile per GPU (`all-<profile>`, GKE's `gpu_partition_size`), so one instance costs 1 / (instances per
+  GPU) of the GPU (`Gpu.mig_profiles`). On GKE only the profiles GKE accepts (`Gpu.gke_mig_profiles`). MIG
+  instances share no NVLink or P2P (MIG user guide, "Application Considerations"), so pods holding several
+  GPUs never get MIG or sharing.
+- **Usable memory** of a whole GPU: the total its exporter reports while held (`FB_USED + FB_FREE`), else
+  `USABLE_GIB` (the total `nvidia-smi` reports), else the nominal GB read as decimal gigabytes.
+- **Utilisation unknown** (MIG instances: dcgm-exporter reports no `DCGM_FI_DEV_GPU_UTIL` for them,
+  NVIDIA/dcgm-exporter #50, #105, #216, #430): never taken as 0. The workload is assumed to use all the
+  compute of what it holds (`compute_percent`), so memory alone can shrink it.
 - **Sharing** (time-slicing or MPS), only on a GPU without MIG on the platform: N pods per GPU when each
   fits 1/N of its memory and 1/N of its compute. MPS where the platform offers it (each client's memory
   can be limited, CUDA MPS `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT`), else time-slicing (no memory isolation:
@@ -30,9 +37,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..catalog import GPUS, Gpu, gpus_on, lookup
-
-HOURS_PER_MONTH = 730
-"""Average hours in a month (8,760 / 12), as cloud pricing pages use it: $/month = $/h x 730."""
 
 DEFAULT_MARGIN = 0.20
 """Headroom over the observed peaks a new shape must keep (`--margin` in percent)."""
@@ -64,6 +68,55 @@ COMPUTE_TFLOPS: Mapping[str, float] = MappingProxyType(
 moving a workload to another GPU. Absent (P100, A10G, GB200, GB300, B300, RTX PRO 6000): not compared."""
 
 MIG_PROFILE = re.compile(r"^([1-7])g\.([0-9]+)gb$")
+
+MIG_USABLE_GIB: Mapping[str, Mapping[str, float]] = MappingProxyType(
+    {
+        # MIG user guide, "Getting Started with MIG" > "List GPU Instance Profiles" (A100-SXM4-40GB); older
+        # drivers list 9.75 / 19.62 / 39.50 for 2g.10gb / 3g.20gb / 7g.40gb: the lower figure is kept.
+        "a100-40gb": MappingProxyType(
+            {"1g.5gb": 4.75, "1g.10gb": 9.62, "2g.10gb": 9.62, "3g.20gb": 19.5, "4g.20gb": 19.5, "7g.40gb": 39.25}
+        ),
+        # `nvidia-smi mig -lgip` on an A100-SXM4-80GB (98 SMs in 7g.80gb).
+        "a100-80gb": MappingProxyType(
+            {"1g.10gb": 9.5, "1g.20gb": 19.5, "2g.20gb": 19.5, "3g.40gb": 39.25, "4g.40gb": 39.25, "7g.80gb": 79.0}
+        ),
+        # `nvidia-smi mig -lgip` on an H100 80GB HBM3 (132 SMs in 7g.80gb; the H100 PCIe lists the same memory).
+        "h100": MappingProxyType(
+            {"1g.10gb": 9.75, "1g.20gb": 19.62, "2g.20gb": 19.62, "3g.40gb": 39.5, "4g.40gb": 39.5, "7g.80gb": 79.25}
+        ),
+        # `nvidia-smi mig -lgip` on an H200 141GB: 1g.18gb 16.00, 2g.35gb 32.50, 7g.141gb 140.00; 1g.35gb has the
+        # same two memory slices as 2g.35gb ("Supported MIG Profiles": 2/8 of the memory each), so the same GiB,
+        # as every listing above shows for profiles of equal memory.
+        "h200": MappingProxyType({"1g.18gb": 16.0, "1g.35gb": 32.5, "2g.35gb": 32.5, "7g.141gb": 140.0}),
+    }
+)
+"""Catalog GPU -> MIG profile -> GiB a workload can allocate in one instance, as `nvidia-smi mig -lgip` lists
+it (its "Memory GiB" column): below the nominal `<m>gb` of the profile's name."""
+
+MIG_UNLISTED_FRACTION = 0.85
+"""A profile missing from `MIG_USABLE_GIB` holds its nominal GB x this: below every ratio listed there (the
+lowest, H200 1g.18gb, is 16.00 / 18 = 0.89), so an unlisted profile is never credited with more than it has."""
+
+USABLE_GIB: Mapping[str, float] = MappingProxyType(
+    {
+        # The total `nvidia-smi` reports ("Memory-Usage", MiB) on each GPU, / 1024.
+        "t4": 15360 / 1024,  # Tesla T4
+        "v100": 16384 / 1024,  # Tesla V100-SXM2-16GB
+        "a10g": 23028 / 1024,  # NVIDIA A10G
+        "l4": 23034 / 1024,  # NVIDIA L4
+        "l40s": 46068 / 1024,  # NVIDIA L40S
+        "a100-40gb": 40960 / 1024,  # NVIDIA A100-SXM4-40GB
+        "a100-80gb": 81920 / 1024,  # NVIDIA A100-SXM4-80GB
+        "h100": 81559 / 1024,  # NVIDIA H100 80GB HBM3
+        "h200": 143771 / 1024,  # NVIDIA H200
+        "b200": 183359 / 1024,  # NVIDIA B200
+    }
+)
+"""Catalog GPU -> GiB of a whole GPU, where the exporter does not say (a GPU the workload does not hold)."""
+
+GB_IN_GIB = 1e9 / 2**30
+"""A GPU missing from `USABLE_GIB` holds its nominal GB read as decimal gigabytes: below every total listed
+there (the L4's 24 GB is 22.35 GiB this way, 22.49 reported)."""
 
 CONFIDENCE: tuple[tuple[str, float, float], ...] = (("high", 7 * 24.0, 0.05), ("medium", 24.0, 0.20))
 """(verdict, at least this many hours observed, at most this fraction of samples missing), first match wins;
@@ -111,20 +164,50 @@ def mig_profiles(gpu: Gpu, cloud: str, platform_sharing: tuple[str, ...]) -> tup
     return tuple(gpu.gke_mig_profiles if cloud == "gcp" else gpu.mig_profiles)
 
 
-def mig_shape(gpu: Gpu, profile: str) -> tuple[float, float, Shape]:
-    """(memory GiB, percent of the GPU's compute, shape) of one MIG profile of `gpu`."""
+def mig_memory_gib(gpu: Gpu, profile: str) -> float:
+    """GiB one `profile` instance of `gpu` holds: `MIG_USABLE_GIB`, else nominal x `MIG_UNLISTED_FRACTION`."""
+    listed = MIG_USABLE_GIB.get(gpu.name, {}).get(profile)
+    if listed is not None:
+        return listed
+    m = MIG_PROFILE.match(profile)
+    assert m is not None, profile
+    return int(m[2]) * MIG_UNLISTED_FRACTION
+
+
+def gpu_memory_gib(gpu: Gpu) -> float:
+    """GiB of a whole `gpu` where no exporter says: `USABLE_GIB`, else its nominal GB in GiB."""
+    return USABLE_GIB.get(gpu.name, gpu.memory_gib * GB_IN_GIB)
+
+
+def mig_compute_percent(gpu: Gpu, profile: str) -> float:
+    """Percent of `gpu`'s compute one `profile` instance has (its `g` slices over the GPU's)."""
     m = MIG_PROFILE.match(profile)
     assert m is not None, profile
     slices = max(int(MIG_PROFILE.match(p)[1]) for p in gpu.mig_profiles)  # type: ignore[index]
-    return float(m[2]), 100.0 * int(m[1]) / slices, Shape("mig", gpu.name, profile, 1 / gpu.mig_profiles[profile])
+    return 100.0 * int(m[1]) / slices
 
 
-def share_shape(gpu: Gpu, need: Need, platform_sharing: tuple[str, ...]) -> Shape | None:
-    """The widest time-slicing or MPS share of `gpu` each pod of which still fits `need`, or None."""
+def mig_shape(gpu: Gpu, profile: str) -> tuple[float, float, Shape]:
+    """(usable memory GiB, percent of the GPU's compute, shape) of one MIG profile of `gpu`."""
+    shape = Shape("mig", gpu.name, profile, 1 / gpu.mig_profiles[profile])
+    return mig_memory_gib(gpu, profile), mig_compute_percent(gpu, profile), shape
+
+
+def compute_percent(shape: Shape) -> float:
+    """Percent of its GPU's compute `shape` holds: a MIG instance its slices, a share its fraction, else all."""
+    gpu = lookup(shape.gpu)
+    if shape.kind == "mig" and gpu is not None and shape.detail in gpu.mig_profiles:
+        return mig_compute_percent(gpu, shape.detail)
+    return 100.0 * shape.fraction if shape.kind == "share" else 100.0
+
+
+def share_shape(gpu: Gpu, need: Need, platform_sharing: tuple[str, ...], memory_gib: float) -> Shape | None:
+    """The widest time-slicing or MPS share of `gpu` (holding `memory_gib`) each pod of which still fits
+    `need`, or None."""
     strategy = next((s for s in ("mps", "time-slicing") if s in platform_sharing), None)
     if strategy is None:
         return None
-    by_memory = math.floor(gpu.memory_gib / need.memory_gib) if need.memory_gib > 0 else MAX_SHARE
+    by_memory = math.floor(memory_gib / need.memory_gib) if need.memory_gib > 0 else MAX_SHARE
     by_compute = math.floor(100.0 / need.util_percent) if need.util_percent > 0 else MAX_SHARE
     n = min(MAX_SHARE, by_memory, by_compute)
     return Shape("share", gpu.name, f"{strategy} x{n}", 1 / n) if n >= 2 else None
@@ -137,20 +220,25 @@ def other_gpus(current: Gpu, need: Need, cloud: str) -> list[Shape]:
         return []
     out = []
     for name in gpus_on(cloud):
-        other = GPUS[name]
         tflops = COMPUTE_TFLOPS.get(name)
         if name == current.name or tflops is None:
             continue
-        if other.memory_gib >= need.memory_gib and tflops >= base * need.util_percent / 100:
+        if gpu_memory_gib(GPUS[name]) >= need.memory_gib and tflops >= base * need.util_percent / 100:
             out.append(Shape("gpu", name))
     return out
 
 
 def fitting_shapes(
-    gpu_name: str, need: Need, cloud: str, platform_sharing: tuple[str, ...], gpus_per_pod: int
+    gpu_name: str,
+    need: Need,
+    cloud: str,
+    platform_sharing: tuple[str, ...],
+    gpus_per_pod: int,
+    observed_gib: float | None = None,
 ) -> list[Shape]:
     """Every shape that holds `need`: MIG instances of the GPU (or, without MIG, a share of it), and whole
-    GPUs of other types. Pods with several GPUs keep whole GPUs of their type (no NVLink between slices)."""
+    GPUs of other types. Pods with several GPUs keep whole GPUs of their type (no NVLink between slices).
+    `observed_gib`: the usable memory the exporter reported for the whole GPU (else `gpu_memory_gib`)."""
     gpu = lookup(gpu_name)
     if gpu is None or gpus_per_pod > 1:
         return []
@@ -161,7 +249,8 @@ def fitting_shapes(
         if memory >= need.memory_gib and compute >= need.util_percent and shape.fraction < 1:
             out.append(shape)
     if not profiles:
-        share = share_shape(gpu, need, platform_sharing)
+        whole = gpu_memory_gib(gpu) if observed_gib is None else observed_gib
+        share = share_shape(gpu, need, platform_sharing, whole)
         out += [share] if share is not None else []
     return out + other_gpus(gpu, need, cloud)
 
@@ -174,8 +263,9 @@ _MODELS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"gb200", "gb200"),
         (r"b200", "b200"),
         (r"rtx pro 6000", "rtx-pro-6000"),
-        (r"h200", "h200"),
-        (r"h100", "h100"),
+        (r"\bgh200\b", ""),  # Grace Hopper: an H100 (96 or 144 GB) the catalog does not carry, not an H200
+        (r"\bh200\b", "h200"),
+        (r"\bh100\b", "h100"),
         (r"a100.*80\s*gb", "a100-80gb"),
         (r"a100", "a100-40gb"),
         (r"l40s", "l40s"),
@@ -192,7 +282,7 @@ _MODELS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 def gpu_of_model(model: str) -> str | None:
     """The catalog GPU an exporter's model name names, or None."""
-    return next((name for pattern, name in _MODELS if pattern.search(model)), None)
+    return next((name for pattern, name in _MODELS if pattern.search(model)), None) or None
 
 
 _RAND = "[bcdfghjklmnpqrstvwxz2456789]"
@@ -201,11 +291,13 @@ _REPLICA_SET = re.compile(rf"^(.+)-{_RAND}{{6,10}}-{_RAND}{{5}}$")
 _RANDOM = re.compile(rf"^(.+)-{_RAND}{{5}}$")
 _ORDINAL = re.compile(r"^(.+)-[0-9]+$")
 WORKLOAD_RULE = (
-    "a ReplicaSet's pod (Deployment) drops -<pod-template-hash>-<5 random>; else a Job's or DaemonSet's pod "
-    "drops -<5 random>, then an indexed Job's -<index> or a CronJob's -<scheduled minute>; a StatefulSet's pod "
-    "drops -<ordinal>; a bare pod keeps its name"
+    "kube-state-metrics' kube_pod_owner where it has the pod: its controller, or for a ReplicaSet its Deployment "
+    "(kube_replicaset_owner) and for a Job its CronJob (kube_job_owner); else from the pod's name: a ReplicaSet's "
+    "pod (Deployment) drops -<pod-template-hash>-<5 random>; else a Job's or DaemonSet's pod drops -<5 random>, "
+    "then an indexed Job's -<index> or a CronJob's -<scheduled minute>; a StatefulSet's pod drops -<ordinal>; a "
+    "bare pod keeps its name"
 )
-"""How a pod's name becomes its workload's (the suffixes the controllers add; random parts in `_RAND`)."""
+"""How a pod becomes its workload: its owners, else its name's suffixes (random parts in `_RAND`)."""
 
 
 def workload_name(pod: str) -> str:
@@ -235,12 +327,16 @@ def confidence_rule() -> str:
 __all__ = [
     "COMPUTE_TFLOPS",
     "DEFAULT_MARGIN",
-    "HOURS_PER_MONTH",
     "MAX_SHARE",
+    "MIG_USABLE_GIB",
+    "USABLE_GIB",
     "Need",
     "Shape",
+    "compute_percent",
     "fitting_shapes",
+    "gpu_memory_gib",
     "gpu_of_model",
+    "mig_memory_gib",
     "verdict",
     "workload_name",
 ]
