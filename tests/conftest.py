@@ -92,7 +92,8 @@ def need_reference() -> Path:
 
 def stack_with(base: str, **overrides: Any) -> StackFile:
     """A copy of a shipped stack with some `gpuplane:` keys replaced (values are plain data; None drops
-    the key)."""
+    the key). Replaced `gpuPools` take the autoscaled Deployments on pools that are gone with them, unless
+    `autoscaling` is given too."""
     sf = load(base, ROOT)
     config = dict(sf.config)
     for key, value in overrides.items():
@@ -100,6 +101,10 @@ def stack_with(base: str, **overrides: Any) -> StackFile:
             config.pop(f"gpuplane:{key}", None)
         else:
             config[f"gpuplane:{key}"] = value
+    if "gpuPools" in overrides and "autoscaling" not in overrides:
+        kept = {p["name"] for p in config.get("gpuplane:gpuPools") or []}
+        for gone in {p["name"] for p in sf.config.get("gpuplane:gpuPools") or []} - kept:
+            config = without_pool({**config, "gpuplane:gpuPools": config.get("gpuplane:gpuPools") or []}, gone)
     return StackFile(project=sf.project, stack=f"{sf.stack}-test", config=config)
 
 
@@ -112,12 +117,19 @@ def with_checks(base: str) -> StackFile:
 
 
 def without_pool(config: dict[str, Any], gone: str) -> dict[str, Any]:
-    """A stack's `config:` without pool `gone`, and without its Kueue quotas (a quota on a pool that is gone
-    is refused)."""
+    """A stack's `config:` without pool `gone`, and without its Kueue quotas and the autoscaled Deployments on it
+    (a quota or a Deployment on a pool that is gone is refused)."""
     out = copy.deepcopy(config)
     out["gpuplane:gpuPools"] = [p for p in out["gpuplane:gpuPools"] if p["name"] != gone]
     for team in (out.get("gpuplane:queues") or {}).get("teams", []):
         team["quota"].pop(gone, None)
+    scaling = out.get("gpuplane:autoscaling")
+    if scaling:
+        kept = [w for w in scaling["workloads"] if (w.get("deployment") or {}).get("pool") != gone]
+        if kept:
+            scaling["workloads"] = kept
+        else:
+            del out["gpuplane:autoscaling"]
     return out
 
 

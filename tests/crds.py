@@ -26,6 +26,8 @@ CRD_FILES = {
     },
     ("kueue.x-k8s.io", "Topology"): "kueue.x-k8s.io_topologies.yaml",
     ("resource.nvidia.com", "ComputeDomain"): "resource.nvidia.com_computedomains.yaml",
+    ("keda.sh", "ScaledObject"): "keda.sh_scaledobjects.yaml",
+    ("keda.sh", "TriggerAuthentication"): "keda.sh_triggerauthentications.yaml",
 }
 
 

@@ -40,3 +40,22 @@ def start_prometheus(config: Path, data: Path, port: int) -> subprocess.Popen[by
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def checked_prometheus(workdir: Path, jobs: list[dict[str, object]]) -> tuple[subprocess.Popen[bytes], int]:
+    """A real Prometheus scraping `jobs` every second, once `promtool check config` accepts its config: the
+    process and its port (127.0.0.1)."""
+    import socket
+
+    import yaml
+
+    config = workdir / "prometheus.yml"
+    config.write_text(yaml.safe_dump({"global": {"scrape_interval": "1s"}, "scrape_configs": jobs}, sort_keys=False))
+    checked = subprocess.run(
+        [engine("promtool"), "check", "config", str(config)], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    return start_prometheus(config, workdir / "data", port), port

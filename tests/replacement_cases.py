@@ -161,6 +161,8 @@ CASES: dict[str, dict[str, str]] = {
     "gcp:serviceaccount/account:Account": {"accountId": "R", "project": "R", "displayName": "-"},
     # tpgiamresource/resource_iam_member.go and resourcemanager/iam_project.go
     "gcp:projects/iAMMember:IAMMember": {"role": "R", "member": "R", "condition": "R", "project": "R"},
+    # tpgiamresource/resource_iam_member.go and resourcemanager/iam_service_account.go (service_account_id ForceNew)
+    "gcp:serviceaccount/iAMMember:IAMMember": {"role": "R", "member": "R", "condition": "R", "serviceAccountId": "R"},
     # compute/resource_compute_network.go
     "gcp:compute/network:Network": {
         "name": "R",

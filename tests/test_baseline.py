@@ -270,10 +270,13 @@ def test_gke_nodes_shielded_workload_identity_own_service_account(stack: str, pl
         assert node["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": True}
         assert node["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
         assert node["serviceAccount"].split("@")[0] in {a.inputs["accountId"] for a in accounts.values()}
-    roles = {m.inputs["role"] for m in of(plan, "gcp:projects/iAMMember:IAMMember")}
+    members = of(plan, "gcp:projects/iAMMember:IAMMember")
+    roles = {m.inputs["role"] for m in members if "-keda-" not in m.name}
     # Exactly GKE's documented minimum for a node service account, plus pulling images from Artifact Registry.
     minimum = {"roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader"}
     assert roles == (minimum if of(plan, GKE) else set()), roles
+    # KEDA's operator, where it queries GKE Managed Prometheus, reads Cloud Monitoring and nothing else.
+    assert {m.inputs["role"] for m in members if "-keda-" in m.name} <= {"roles/monitoring.viewer"}
     for c in of(plan, GKE):
         nap = c.inputs.get("clusterAutoscaling", {})
         if nap.get("enabled") and not c.inputs.get("enableAutopilot"):

@@ -307,7 +307,71 @@ def job_plan(timeouts: dict[str, str]) -> Plan:
     return plan(*eks_base(), SYSTEM_GROUP, dataclasses.replace(job, custom_timeouts=timeouts))
 
 
+KEDA_RELEASE = urn("kubernetes:helm.sh/v3:Release", "keda")
+MONITORING = f"{P}gpuplane:monitoring:GpuMonitoring::monitoring"
+SYSTEM = {"nodeSelector": {"gpuplane.io/role": "system"}}
+
+
+def scaler_plan(
+    query: str = 'sum(vllm:num_requests_waiting{namespace="inference", job="inference/vllm-metrics", cluster="c"})',
+    target: str = "vllm",
+    scrape: bool = True,
+) -> Plan:
+    """A KEDA ScaledObject on a Deployment, its PodMonitor and the cluster's GpuMonitoring (prometheus-operator)."""
+    pods = {"metadata": {"labels": {"app.kubernetes.io/name": "vllm"}}, "spec": {"containers": [], **SYSTEM}}
+    deployment = {"metadata": {"name": "vllm", "namespace": "inference"}, "spec": {"template": pods}}
+    monitor = {
+        "metadata": {"name": "vllm-metrics", "namespace": "inference"},
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": "vllm"}},
+            "podMetricsEndpoints": [
+                {"port": "http", "relabelings": [{"targetLabel": "cluster", "replacement": "c", "action": "replace"}]}
+            ],
+        },
+    }
+    trigger = {"type": "prometheus", "metadata": {"serverAddress": "http://p:9090", "query": query, "threshold": "4"}}
+    scaled = {
+        "metadata": {"name": "vllm", "namespace": "inference"},
+        "spec": {"scaleTargetRef": {"name": target}, "triggers": [trigger]},
+    }
+    out = plan(
+        *eks_base((EKS, urn("eks:index:ManagedNodeGroup", "system"))),
+        SYSTEM_GROUP,
+        res(
+            "kubernetes:helm.sh/v3:Release", "crds", {"chart": "prometheus-operator-crds", "name": "crds"}, provider=K8S
+        ),
+        res("gpuplane:monitoring:GpuMonitoring", "monitoring", custom=False),
+        res(
+            "kubernetes:monitoring.coreos.com/v1:ServiceMonitor",
+            "gpu-metrics",
+            {"metadata": {"name": "gpu-metrics", "namespace": "gpu-operator"}},
+            deps=(CRD_RELEASE,),
+            provider=K8S,
+            parent=MONITORING,
+        ),
+        res("kubernetes:helm.sh/v3:Release", "keda", {"chart": "keda", "name": "keda", "values": SYSTEM}, provider=K8S),
+        res("kubernetes:apps/v1:Deployment", "vllm", deployment, provider=K8S),
+        *(
+            [res("kubernetes:monitoring.coreos.com/v1:PodMonitor", "pm", monitor, deps=(CRD_RELEASE,), provider=K8S)]
+            if scrape
+            else []
+        ),
+        res("kubernetes:keda.sh/v1alpha1:ScaledObject", "so", scaled, deps=(KEDA_RELEASE,), provider=K8S),
+    )
+    out.registered_outputs[MONITORING] = {"integration": "prometheus-operator"}
+    return out
+
+
+GPU_QUERY = 'avg(DCGM_FI_DEV_GPU_UTIL{{{}="inference", pod=~"vllm-[a-z0-9]+-[a-z0-9]+", cluster="c"}})'
+
 CASES: list[tuple[str, Plan, Plan]] = [
+    ("scale-target-exists", scaler_plan(target="vllm-old"), scaler_plan()),
+    ("scaler-query-scraped", scaler_plan(scrape=False), scaler_plan()),
+    (
+        "scaler-query-scraped",  # GKE Managed Prometheus' label on the prometheus-operator path
+        scaler_plan(GPU_QUERY.format("exported_namespace")),
+        scaler_plan(GPU_QUERY.format("namespace")),
+    ),
     (
         "daemonset-covers-its-nodes",
         exporter_plan([GPU_TOLERATION]),

@@ -77,7 +77,7 @@ def test_each_configured_pool_becomes_a_tainted_gpu_node_pool(plan_of: Callable[
 
 def test_exporter_selects_and_tolerates_exactly_the_gpu_pools(plan_of: Callable[..., Plan]) -> None:
     plan = plan_of("gcp-standard")
-    (release,) = plan.by_type(RELEASE)
+    (release,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "dcgm-exporter"]
     values = release.inputs["values"]
     pools = plan.by_type("gcp:container/nodePool:NodePool")
     assert pools
@@ -92,7 +92,7 @@ def test_exporter_selects_and_tolerates_exactly_the_gpu_pools(plan_of: Callable[
 
 def test_exporter_reads_gke_host_driver(plan_of: Callable[..., Plan]) -> None:
     plan = plan_of("gcp-standard")
-    (release,) = plan.by_type(RELEASE)
+    (release,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "dcgm-exporter"]
     v = release.inputs["values"]
     host = {vol["name"]: vol["hostPath"] for vol in v["extraHostVolumes"]}
     mounts = {m["mountPath"]: m["name"] for m in v["extraVolumeMounts"]}
@@ -107,7 +107,7 @@ def test_exporter_reads_gke_host_driver(plan_of: Callable[..., Plan]) -> None:
 
 def test_priority_class_quota_covers_exporter_namespace(plan_of: Callable[..., Plan]) -> None:
     plan = plan_of("gcp-standard")
-    (release,) = plan.by_type(RELEASE)
+    (release,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "dcgm-exporter"]
     quotas = [r for r in kube_objects(plan) if r.inputs["kind"] == "ResourceQuota"]
     assert len(quotas) == 1
     q = quotas[0].inputs
@@ -120,7 +120,7 @@ def test_priority_class_quota_covers_exporter_namespace(plan_of: Callable[..., P
 
 def test_scrape_config_targets_the_exporter_service(plan_of: Callable[..., Plan]) -> None:
     plan = plan_of("gcp-standard")
-    (release,) = plan.by_type(RELEASE)
+    (release,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "dcgm-exporter"]
     (job,) = yaml.safe_load(plan.outputs["scrapeConfig"])
     assert job["job_name"] == "gpu-metrics"
     (sd,) = job["kubernetes_sd_configs"]
@@ -170,7 +170,7 @@ def test_pool_config_changes_reach_the_graph(plan_of: Callable[..., Plan]) -> No
         "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
     }
     assert node_taints(pool) == {("nvidia.com/gpu", "present", "NoSchedule"), ("team", "ml", "NoExecute")}
-    (release,) = plan.by_type(RELEASE)
+    (release,) = [r for r in plan.by_type(RELEASE) if r.inputs["chart"] == "dcgm-exporter"]
     assert tolerates(release.inputs["values"]["tolerations"], ("team", "ml", "NoExecute"))
     assert matches(release.inputs["values"]["affinity"], pool.inputs["nodeConfig"]["labels"])
 

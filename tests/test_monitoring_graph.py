@@ -31,7 +31,8 @@ CASES = [
 
 
 def objects(plan: Plan, kind: str) -> list[dict[str, Any]]:
-    return [r.inputs for r in kube_objects(plan) if r.inputs["kind"] == kind]
+    """The GPU monitoring's objects of `kind` (not an autoscaled Deployment's scrape, docs/autoscaling.md)."""
+    return [r.inputs for r in kube_objects(plan) if r.inputs["kind"] == kind and "gpuplane:autoscaling:" not in r.urn]
 
 
 @pytest.mark.parametrize(("stack", "integration"), CASES)

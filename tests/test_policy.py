@@ -241,17 +241,20 @@ def test_shipped_stack_passes_every_policy(stack: str, plan_of: Callable[..., Pl
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_shipped_stack_pods_pass_every_policy(stack: str, plan_of: Callable[..., Plan]) -> None:
-    """Shipped stacks create no pods; with the smoke test on, each GPU pool gets an `nvidia-smi` Job."""
+    """Shipped stacks create no pods but their autoscaled inference Deployments (`gpuplane:autoscaling`); with the
+    smoke test on, each GPU pool gets an `nvidia-smi` Job."""
     plan = plan_of(with_checks(stack))
     jobs = plan.by_type(JOB)
     examined, found = examine(plan.resources)
     assert not found, found
     # a Job on a DRA pool claims its GPU (resourceClaims) rather than counting it: the GPU-limit rules skip it
     counting = [j for j in jobs if not j.inputs["spec"]["template"]["spec"].get("resourceClaims")]
+    served = [d for d in plan.by_type("kubernetes:apps/v1:Deployment") if "gpuplane:autoscaling" in d.urn]
+    counting += served
     assert jobs and examined["gpu-pod-declares-limits"] == examined["gpu-pod-tolerates-gpu-taint"] == len(counting)
     # Jobs pinned by GPU labels (GKE's accelerator label, Karpenter's GPU requirements) are examined by the
     # pinned-pod rule too; pinning by a pool name alone says nothing about GPUs.
-    assert examined["gpu-nodes-only-for-gpu-pods"] <= len(jobs)
+    assert examined["gpu-nodes-only-for-gpu-pods"] <= len(jobs) + len(served)
 
 
 def test_every_rule_examines_some_shipped_resource(plan_of: Callable[..., Plan]) -> None:

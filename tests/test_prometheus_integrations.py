@@ -36,9 +36,9 @@ from gpuplane.plan import Plan
 
 from . import labelled_gpus as fx
 from .conftest import FLEETS, SINGLE, cached_plan
-from .engines import engine, start_prometheus
+from .engines import checked_prometheus, engine
 from .test_oracles import DCGM_EXPORTER_SERVICE_LABELS
-from .test_prometheus_e2e import free_port, query, serve
+from .test_prometheus_e2e import query, serve
 from .test_promtool import promtool
 
 INTEGRATIONS = ("scrape-config", "prometheus-operator", "gke-managed")
@@ -225,12 +225,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         for job in yaml.safe_load(cached_plan(fleet).outputs["scrapeConfig"]):
             job.pop("kubernetes_sd_configs")
             jobs.append({**job, "file_sd_configs": [{"files": [str(workdir / "none.json")]}]})
-    config = workdir / "prometheus.yml"
-    config.write_text(yaml.safe_dump({"global": {"scrape_interval": "1s"}, "scrape_configs": jobs}, sort_keys=False))
-    check = promtool("check", "config", str(config))
-    assert check.returncode == 0, check.stdout + check.stderr
-    listen = free_port()
-    proc = start_prometheus(config, workdir / "data", listen)
+    proc, listen = checked_prometheus(workdir, jobs)
     server = Server(f"http://127.0.0.1:{listen}", workdir)
     try:
         deadline = time.monotonic() + 30

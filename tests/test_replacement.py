@@ -120,8 +120,11 @@ NO_MINIMUM = {"flex-start", "queued"}
 
 
 def pool_removed(stack: str, gone: str) -> dict[str, Any]:
-    """`with_config` changes that remove pool `gone` (and its Kueue quotas)."""
+    """`with_config` changes that remove pool `gone` (and its Kueue quotas, and the autoscaled Deployments on it:
+    with the last of them, the whole `autoscaling` section)."""
     config = without_pool(load(stack, ROOT).config, gone)
+    if "gpuplane:autoscaling" in load(stack, ROOT).config and "gpuplane:autoscaling" not in config:
+        config["gpuplane:autoscaling"] = None
     return {k.removeprefix("gpuplane:"): v for k, v in config.items() if k.startswith("gpuplane:")}
 
 

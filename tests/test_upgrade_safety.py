@@ -130,10 +130,17 @@ QUOTAS = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 """A team's ClusterQueue holds its quota on every pool (with a cohort, 0 on pools it has none of), and a
 pool's resource name follows its sharing: its `spec` changes in place with any pool or sharing change."""
 
+PRICED = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+"""The GPU rules hold every pool's price, node selection and units per GPU (the cost rules, docs/cost.md): their
+`spec` changes in place with any pool or sharing change; so do kube-state-metrics' allowed node labels (`values`
+of kube-prometheus-stack) when a pool brings a new label key."""
+
 HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
     "pool": lambda platform, r: (
         frozenset({"spec"})
-        if r.type == QUOTAS
+        if r.type in (QUOTAS, PRICED)
+        else frozenset({"values"})
+        if r.name.endswith("-kube-prometheus-stack")
         else frozenset({"clusterAutoscaling"})
         if platform == "gke-nap" and r.type == "gcp:container/cluster:Cluster"
         else frozenset({"data"})
@@ -148,16 +155,54 @@ HOLDERS: dict[str, Callable[[str, PlannedResource], frozenset[str]]] = {
         frozenset({"data"})
         if r.name.endswith("-device-plugin-config")
         else frozenset({"spec"})
-        if r.type == QUOTAS
+        if r.type in (QUOTAS, PRICED)
+        else frozenset({"values"})
+        if r.name.endswith("-kube-prometheus-stack")
+        else frozenset({"spec"})  # an autoscaled Deployment is placed on its pool: its sharing labels and resource
+        if r.type == "kubernetes:apps/v1:Deployment" and AUTOSCALER in r.urn
         else frozenset()
     ),
     "monitoring": lambda platform, r: (
-        frozenset({"monitoringConfig"}) if r.type == "gcp:container/cluster:Cluster" else frozenset()
+        frozenset({"monitoringConfig"})
+        if r.type == "gcp:container/cluster:Cluster"
+        else frozenset({"spec"})  # a ScaledObject's query and address follow the integration's labels and Prometheus
+        if r.type == SCALED_OBJECT
+        else frozenset({"values"})  # KEDA's operator gets a Google identity while it queries GKE Managed Prometheus
+        if r.name.endswith("-keda-release")
+        else frozenset()
     ),
 }
+AUTOSCALER = "gpuplane:autoscaling:GpuAutoscaler"
+SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+SERVING_SCRAPES = ("PodMonitor", "PodMonitoring", "TriggerAuthentication")
+"""An autoscaler's scrape of its serving pods is the integration's kind (PodMonitor, PodMonitoring, a job) and KEDA
+signs in to GKE Managed Prometheus only: they come and go with the monitoring integration (docs/autoscaling.md)."""
+
+
+def autoscaling_owned(plan: Plan, config: dict[str, Any], kind: str, pool: str) -> set[str]:
+    """What a change of `kind` about `pool` owns of the autoscaling: for a pool, the Deployments on it with their
+    namespaces, scrapes and ScaledObjects; for the integration, the serving scrapes, TriggerAuthentications and KEDA's
+    Google identity. (KEDA itself comes with the first workload and goes with the last: `KIND_AGENTS`.)"""
+    if kind == "monitoring":
+        return {
+            r.urn
+            for r in plan.resources
+            if (AUTOSCALER in r.urn and r.type.rsplit(":", 1)[-1] in SERVING_SCRAPES)
+            or r.name.endswith(("-keda-identity", "-keda-monitoring-viewer", "-keda-workload-identity"))
+        }
+    workloads = (config.get("gpuplane:autoscaling") or {}).get("workloads") or []
+    on_pool = [w for w in workloads if (w.get("deployment") or {}).get("pool") == pool]
+    names = {f"-scale-{w['name']}" for w in on_pool} | {f"-{w.get('namespace', 'default')}-namespace" for w in on_pool}
+    return {r.urn for r in plan.resources if any(n in r.urn.rsplit("::", 1)[1] + "-" for n in names)}
 
 
 KIND_AGENTS = (
+    "-keda",
+    "-keda-namespace",
+    "-keda-release",
+    "-keda-identity",
+    "-keda-monitoring-viewer",
+    "-keda-workload-identity",
     "-efa-device-plugin",
     "-nccl-rdma-installer",
     "-nccl-tcpxo-installer",
@@ -171,7 +216,8 @@ KIND_AGENTS = (
 )
 """Node agents gpuplane installs only while some pool needs them (docs/multi-node.md; the NVIDIA DRA driver and
 GKE's driver installer while a pool claims GPUs or spans NVLink domains, docs/gpu-claims.md), and Kueue's DWS
-admission check and its ProvisioningRequestConfig, there while some pool is queued (docs/queues.md)."""
+admission check and its ProvisioningRequestConfig, there while some pool is queued (docs/queues.md); KEDA (and its
+Google identity), there while some autoscaled Deployment is (docs/autoscaling.md)."""
 KIND_OBJECTS = ("-kueue-topology-",)
 """Kueue's Topology, there while some pool's flavor uses it (queued or fixed pools on labelled machines)."""
 
@@ -259,10 +305,11 @@ def test_a_change_touches_only_what_it_is_about(stack: str, kind: str, data: st.
     def holder(r: PlannedResource) -> frozenset[str]:
         return HOLDERS[kind](platform, r)
 
+    scaled = autoscaling_owned(small, smaller, kind, subject) | autoscaling_owned(large, larger, kind, subject)
     if kind == "monitoring":
-        owned = {r.urn for p in (small, large) for r in p.resources if "-monitoring" in r.urn}
+        owned = {r.urn for p in (small, large) for r in p.resources if "-monitoring" in r.urn} | scaled
     else:
-        owned = owned_by_pool(small, subject) | owned_by_pool(large, subject)
+        owned = owned_by_pool(small, subject) | owned_by_pool(large, subject) | scaled
         # A per-kind node agent (EFA device plugin, NCCL installer) comes with the first pool of its kind and
         # goes with the last: then it belongs to the change.
         owned |= {

@@ -96,6 +96,15 @@ CHARTS: Mapping[str, ChartPin] = MappingProxyType(
             repo="oci://registry.k8s.io/dra-driver-nvidia/charts",
             app_version="0.4.1",
         ),
+        # KEDA: scales Deployments on Prometheus queries (`gpuplane:autoscaling`, docs/autoscaling.md). Its CRDs are
+        # chart templates behind `crds.install` (kedacore/charts @ cbb9bb8 "prepare v2.20.2 release", keda/Chart.yaml
+        # version and appVersion 2.20.2; keda/templates/crds).
+        "keda": ChartPin(
+            chart="keda",
+            version="2.20.2",
+            repo="https://kedacore.github.io/charts",
+            app_version="2.20.2",
+        ),
     }
 )
 """Chart key -> pin. Tests compare these against the charts' published Chart.yaml when available."""
@@ -114,6 +123,9 @@ IMAGES: Mapping[str, str] = MappingProxyType(
         "cos-nvidia-installer": "cos-nvidia-installer:fixed",
         # both manifests' main container (tag and digest as upstream)
         "gke-pause": "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830",
+        # vLLM's OpenAI-compatible server (hub.docker.com/r/vllm/vllm-openai, release v0.12.0): the inference
+        # Deployment a `gpuplane:autoscaling` workload runs when it names no image of its own
+        "vllm-openai": "vllm/vllm-openai:v0.12.0",
     }
 )
 """Container images gpuplane's own manifests run (not through a chart), pinned to a tag."""

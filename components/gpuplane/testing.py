@@ -117,6 +117,7 @@ def offline(
     done = session.plan()
     result.resources[:] = done.resources
     result.outputs.update(done.outputs)
+    result.registered_outputs.update(done.registered_outputs)  # components' outputs, which deploy checks read
 
 
 def plan_program(

@@ -1,6 +1,7 @@
 // Validate Kubernetes custom resources with the validators @kubernetes-models generates from the
 // upstream Go API types (the same types controller-gen turns into the published CRDs):
 // github.com/tommy351/kubernetes-models-ts, third-party/karpenter and third-party/prometheus-operator, and
+// third-party/keda for KEDA's ScaledObject and TriggerAuthentication (v2 models), and
 // third-party/gke for GKE's ComputeClass (Google publishes no CRD file; that schema lacks some fields of
 // Google's reference, which tests/test_compute_class.py checks against the reference's field names).
 // They check structure (types, enums, required fields, patterns, bounds) but no CEL rules, and accept
@@ -15,6 +16,9 @@ import { ComputeClass } from "@kubernetes-models/gke/cloud.google.com/v1/Compute
 import { EC2NodeClass } from "@kubernetes-models/karpenter/karpenter.k8s.aws/v1/EC2NodeClass";
 import { NodePool } from "@kubernetes-models/karpenter/karpenter.sh/v1/NodePool";
 import { NodeOverlay } from "@kubernetes-models/karpenter/karpenter.sh/v1alpha1/NodeOverlay";
+import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
+import { TriggerAuthentication } from "@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication";
+import { PodMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor";
 import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 
@@ -23,6 +27,9 @@ const MODELS = {
   "karpenter.k8s.aws/v1 EC2NodeClass": EC2NodeClass,
   "karpenter.sh/v1 NodePool": NodePool,
   "karpenter.sh/v1alpha1 NodeOverlay": NodeOverlay,
+  "keda.sh/v1alpha1 ScaledObject": ScaledObject,
+  "keda.sh/v1alpha1 TriggerAuthentication": TriggerAuthentication,
+  "monitoring.coreos.com/v1 PodMonitor": PodMonitor,
   "monitoring.coreos.com/v1 PrometheusRule": PrometheusRule,
   "monitoring.coreos.com/v1 ServiceMonitor": ServiceMonitor,
 };

@@ -308,7 +308,16 @@ class AwsArgs(TypedDict):
 
 
 VERBATIM = frozenset(
-    {"labels", "selector_labels", "quota", "discovery_tags", "system_node_selector", "nccl_min_bus_bandwidth"}
+    {
+        "labels",
+        "selector_labels",
+        "quota",
+        "discovery_tags",
+        "system_node_selector",
+        "nccl_min_bus_bandwidth",
+        "pod_labels",
+        "served_by",
+    }
 )
 """Arg keys whose value is a map of user keys (labels), passed on as given."""
 

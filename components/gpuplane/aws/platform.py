@@ -18,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from ..args.autoscaling import AutoscalingArgs
 from ..args.inputs import AmiType, ExporterHost, GpuAllocation, GpuNodes, GpuPoolArgs
 from ..args.platform import (
     AwsArgs,
@@ -29,6 +30,7 @@ from ..args.platform import (
     ValidationArgs,
     platform_config,
 )
+from ..autoscaling.stack import autoscaling_outputs, gpu_autoscalers
 from ..catalog import NODE_IMAGES
 from ..catalog.health import AGENT_ADDON
 from ..catalog.platforms import Source
@@ -90,6 +92,8 @@ class EksGpuPlatformArgs(TypedDict):
     """Post-deploy checks per GPU pool: GPUs visible, DCGM diagnostics, NCCL (replaces `smoke_test`)."""
     queues: NotRequired[QueuesArgs]
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
+    autoscaling: NotRequired[AutoscalingArgs]
+    """Deployments KEDA scales on GPU or serving metrics of the stack's Prometheus (docs/autoscaling.md)."""
     allow_unlisted_regions: NotRequired[bool]
     """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
     gpu_allocation: NotRequired[GpuAllocation]
@@ -186,8 +190,9 @@ class EksGpuPlatform(pulumi.ComponentResource):
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
         validation_checks(name, cfg, [self.exporter, *([self.dra_driver] if self.dra_driver else [])], on_k8s)
         kueue_queues(name, cfg, on_k8s)
-        self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
-        """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
+        self.autoscalers = gpu_autoscalers(name, cfg, [self.monitoring], on_k8s)
+        self.outputs = {**monitoring_outputs(cfg, scrape_target(cfg)), **autoscaling_outputs(cfg)}
+        """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration` (and `autoscaling`)."""
         c = self.cluster
         self.cluster_name, self.kubeconfig, self.vpc_id = c.cluster_name, c.kubeconfig, c.vpc_id
         self.oidc_provider_arn, self.gpu_node_groups = c.oidc_provider_arn, c.gpu_node_groups

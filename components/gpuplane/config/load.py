@@ -151,6 +151,7 @@ def _pool_names(pools: Any) -> list[str] | None:
 
 def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..stack.fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
+    from .autoscaling import autoscaling_problems
     from .capacity import capacity_problems
     from .dra import dra_problems
     from .health import health_problems, validation_problems
@@ -166,6 +167,7 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     found += system_pool_problems(cfg)
     found += dra_problems(cfg)
     found += validation_problems(cfg) + health_problems(cfg)
+    found += autoscaling_problems(cfg)
     merged: dict[str, list[str]] = {}  # one problem per key: checks that judge the same key say so together
     for loc, reason in found:
         merged.setdefault(key_path(loc), []).append(reason)

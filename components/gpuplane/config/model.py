@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..catalog import NODE_IMAGES, PLATFORMS, Platform, operator_components
+from .autoscaling import AutoscalingConfig
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
@@ -138,6 +139,8 @@ class StackConfig(_Model):
     do not list, e.g. a region opened after them. Off: an unlisted region is an error with a "did you mean"."""
     queues: QueuesConfig | None = None
     """Kueue job queues per team with GPU quotas per pool (see docs/queues.md)."""
+    autoscaling: AutoscalingConfig | None = None
+    """Deployments KEDA scales on GPU or serving metrics of the stack's Prometheus (see docs/autoscaling.md)."""
     gpuAllocation: Literal["device-plugin", "dra"] = "device-plugin"
     """How pods get GPUs on pools that don't say (`gpuPools[].gpuAllocation`): `device-plugin` (count
     `nvidia.com/gpu`) or `dra` (claim them through Dynamic Resource Allocation; docs/gpu-claims.md)."""
@@ -266,6 +269,24 @@ class StackConfig(_Model):
             raise ValueError(
                 f"the teams' quotas exceed the pools' ceilings (maxNodes x per-node units): {text}; lower them, "
                 "or set overcommit: true to accept queued jobs that may never fit"
+            )
+        return v
+
+    @field_validator("autoscaling")
+    @classmethod
+    def _autoscaling_where_supported(
+        cls, v: AutoscalingConfig | None, info: ValidationInfo
+    ) -> AutoscalingConfig | None:
+        """One cluster, whose GPU metrics gpuplane wires (Autopilot's come from GKE itself)."""
+        if v is None:
+            return v
+        if info.data.get("fleet") is not None:
+            raise ValueError("not supported with a fleet yet: each region's cluster would need its own workloads")
+        platform = context_value(info, "platform")
+        if isinstance(platform, Platform) and platform.name == "gke-autopilot":
+            raise ValueError(
+                "not supported on gke-autopilot yet: GKE collects its GPU metrics itself, so the deploy checks could "
+                "not tell which series and labels a query may name"
             )
         return v
 

@@ -39,6 +39,44 @@ def node_service_account(
     return sa, roles
 
 
+MONITORING_VIEWER = "roles/monitoring.viewer"
+"""Reads Cloud Monitoring, which holds GKE Managed Prometheus' series (GKE docs, "Managed Service for Prometheus:
+query using the Prometheus API": the querying identity needs `monitoring.timeSeries.list`, in this role)."""
+
+
+def keda_identity(
+    name: str, cluster: ClusterConfig, gcp_cfg: GcpConfig, namespace: str, ksa: str, opts: pulumi.ResourceOptions
+) -> tuple[gcp.serviceaccount.Account, list[pulumi.Resource]]:
+    """A Google service account for KEDA's operator (ServiceAccount `namespace/ksa`), allowed to read GKE Managed
+    Prometheus, and the Workload Identity binding that lets the Kubernetes ServiceAccount act as it (GKE docs, "Use
+    Workload Identity Federation for GKE", link a Kubernetes ServiceAccount to an IAM service account: role
+    `roles/iam.workloadIdentityUser` for `serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>]`; KEDA docs, GCP
+    Workload Identity). Returns the account and its two grants."""
+    sa = gcp.serviceaccount.Account(
+        f"{name}-keda-identity",
+        account_id=render.service_account_id(cluster.name, "-keda"),
+        display_name=f"KEDA operator of {cluster.name} (gpuplane)",
+        project=gcp_cfg.project,
+        opts=opts,
+    )
+    viewer = gcp.projects.IAMMember(
+        f"{name}-keda-monitoring-viewer",
+        project=gcp_cfg.project,
+        role=MONITORING_VIEWER,
+        member=sa.email.apply(lambda e: f"serviceAccount:{e}"),
+        opts=opts,
+    )
+    pool = f"{render.known_project(gcp_cfg)}.svc.id.goog"  # the cluster's workload pool (`render.cluster_args`)
+    binding = gcp.serviceaccount.IAMMember(
+        f"{name}-keda-workload-identity",
+        service_account_id=sa.name,
+        role="roles/iam.workloadIdentityUser",
+        member=f"serviceAccount:{pool}[{namespace}/{ksa}]",
+        opts=opts,
+    )
+    return sa, [viewer, binding]
+
+
 def kube_access(
     name: str,
     cluster: gcp.container.Cluster,

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from ..args.autoscaling import AutoscalingArgs
 from ..args.inputs import ExporterHost, GpuAllocation, GpuNodes, GpuPoolArgs
 from ..args.platform import (
     AutoProvisioningArgs,
@@ -27,6 +28,9 @@ from ..args.platform import (
     ValidationArgs,
     platform_config,
 )
+from ..autoscaling.component import NAMESPACE as KEDA_NAMESPACE
+from ..autoscaling.render import KEDA_SERVICE_ACCOUNT
+from ..autoscaling.stack import autoscaling_outputs, gpu_autoscalers, needs_google_identity
 from ..config.capacity import uses_compute_class
 from ..config.dra import claims_gpus
 from ..config.model import StackConfig
@@ -41,6 +45,7 @@ from ..nvidia.dra import dra_driver
 from ..scheduling.compute_class import compute_classes
 from ..scheduling.placement import stack_gpu_nodes
 from . import gpudirect
+from .access import keda_identity
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
 from .driver_installer import driver_installer, variant_of
 from .render import machine_type
@@ -80,6 +85,8 @@ class GkeGpuPlatformArgs(TypedDict):
     """Post-deploy checks per GPU pool: GPUs visible, DCGM diagnostics, NCCL (replaces `smoke_test`)."""
     queues: NotRequired[QueuesArgs]
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
+    autoscaling: NotRequired[AutoscalingArgs]
+    """Deployments KEDA scales on GPU or serving metrics of the stack's Prometheus (docs/autoscaling.md)."""
     allow_unlisted_regions: NotRequired[bool]
     """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
     gpu_allocation: NotRequired[GpuAllocation]
@@ -218,8 +225,26 @@ class GkeGpuPlatform(pulumi.ComponentResource):
         kueue_queues(
             name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
         )
-        self.outputs = monitoring_outputs(cfg, scrape_target(cfg))
-        """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
+        keda_sa, grants = None, list[pulumi.Resource]()
+        if needs_google_identity(cfg):  # KEDA's operator reads GKE Managed Prometheus as a Google account of its own
+            keda_sa, grants = keda_identity(
+                name,
+                cfg.cluster,
+                cfg.gcp,
+                KEDA_NAMESPACE,
+                KEDA_SERVICE_ACCOUNT,
+                pulumi.ResourceOptions(parent=self, provider=provider),
+            )
+        self.autoscalers = gpu_autoscalers(
+            name,
+            cfg,
+            [self.monitoring],
+            pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
+            keda_sa.email if keda_sa is not None else None,
+            grants,
+        )
+        self.outputs = {**monitoring_outputs(cfg, scrape_target(cfg)), **autoscaling_outputs(cfg)}
+        """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration` (and `autoscaling`)."""
         self.cluster_name = self.cluster.cluster_name
         self.endpoint = self.cluster.endpoint
         self.kubeconfig = self.cluster.kubeconfig

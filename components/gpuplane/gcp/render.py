@@ -71,12 +71,18 @@ def node_service_account_id(cluster: str) -> str:
     """Account ID for the cluster's node service account: `<cluster>-nodes` when that fits in 30
     characters (so existing accounts keep their ID), else the name cut short plus 8 hex digits of its
     SHA-256, so fleet clusters that share a long prefix (`research-gpu-platform-us-...`) never collide."""
-    plain = f"{cluster}{SA_SUFFIX}"
+    return service_account_id(cluster, SA_SUFFIX)
+
+
+def service_account_id(cluster: str, suffix: str) -> str:
+    """`<cluster><suffix>` when it fits in 30 characters, else the name cut short plus 8 hex digits of its SHA-256
+    (`node_service_account_id`'s rule, for any of the cluster's accounts)."""
+    plain = f"{cluster}{suffix}"
     if len(plain) <= SA_ID_MAX:
         return plain
     digest = hashlib.sha256(cluster.encode()).hexdigest()[:SA_HASH]
-    keep = SA_ID_MAX - len(SA_SUFFIX) - SA_HASH - 1
-    return f"{cluster[:keep].rstrip('-')}-{digest}{SA_SUFFIX}"
+    keep = SA_ID_MAX - len(suffix) - SA_HASH - 1
+    return f"{cluster[:keep].rstrip('-')}-{digest}{suffix}"
 
 
 def initial_node_count(total_min: int, zones: Sequence[str] | None) -> int:

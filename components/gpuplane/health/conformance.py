@@ -158,12 +158,22 @@ def cluster_autoscaling(c: Ctx) -> Finding:
 
 
 def pod_autoscaling(c: Ctx) -> Finding:
+    scaled = c.types("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    if c.chart("keda") and scaled:
+        signals = sorted(
+            {w.metric.name or w.metric.kind for w in (c.cfg.autoscaling.workloads if c.cfg.autoscaling else [])}
+        )
+        how = (
+            "KEDA's external metrics API feeds the HorizontalPodAutoscalers of GPU Deployments from Prometheus queries "
+            f"({', '.join(signals) or 'GPU or serving metrics'}; gpuplane:autoscaling, docs/autoscaling.md)"
+        )
+        return Finding("met", how, c.chart("keda") + scaled)
     ev = c.chart("keda", "prometheus-adapter")
     return _found(
         ev,
         "a custom metrics API serves the GPU series to HorizontalPodAutoscalers",
-        "no custom or external metrics API is installed: install prometheus-adapter or KEDA on the GPU series "
-        "(CPU-based HPA works on GPU pods)",
+        "no custom or external metrics API is installed: set gpuplane:autoscaling (KEDA on a serving or GPU "
+        "metric, docs/autoscaling.md; CPU-based HPA works on GPU pods)",
     )
 
 

@@ -166,6 +166,18 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
             ("accountId", "account_id"),
             ("project", "project"),
         ),
+        "gcp:serviceaccount/iAMMember:IAMMember": [
+            *forcenew(
+                "hashicorp/terraform-provider-google google/tpgiamresource/resource_iam_member.go",
+                ("role", "role"),
+                ("member", "member"),
+                ("condition", "condition"),
+            ),
+            *forcenew(
+                TPG + "resourcemanager/iam_service_account.go IamServiceAccountSchema",
+                ("serviceAccountId", "service_account_id"),
+            ),
+        ],
         "gcp:projects/iAMMember:IAMMember": [
             *forcenew(
                 "hashicorp/terraform-provider-google google/tpgiamresource/resource_iam_member.go",

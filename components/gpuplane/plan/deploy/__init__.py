@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...config.model import StackConfig
 from ..mocks_engine import helm_release_name, kubernetes_name
 from ..runner import Plan, PlannedResource
-from . import claims, readback, rules, scheduling
+from . import autoscaling, claims, readback, rules, scheduling
 from .clusters import cluster_of, nodes_for, pod_nodes
 from .clusters import clusters as clusters  # re-exported: the simulator's API
 from .clusters import nodes_of as nodes_of
@@ -355,6 +355,8 @@ def check(plan: Plan, existing_crds: Collection[str] = (), rerun: bool = True) -
         *check_kubernetes_providers(g),
         *check_job_awaits(g),
         *(Violation(*v) for v in claims.check_claims(g, nodes_for)),
+        *(Violation(*v) for v in autoscaling.check_scale_targets(g)),
+        *(Violation(*v) for v in autoscaling.check_scaler_queries(g)),
         *check_second_up(g, rerun),
     ]
 
@@ -382,5 +384,8 @@ RULES = {
     "claim-device-class-exists": "a GPU claim's DeviceClass is created by the NVIDIA DRA driver on its cluster",
     "claim-lands-on-dra-pool": "a pod that claims GPUs lands only on nodes where the DRA driver's kubelet plugin runs",
     "job-awaited-to-its-deadline": "pulumi up waits for a Job (customTimeouts) at least as long as it may run",
+    "scale-target-exists": "a KEDA ScaledObject's Deployment is in the plan, or annotated as existing outside it",
+    "scaler-query-scraped": "a ScaledObject's Prometheus query names series the cluster's integration scrapes, by "
+    "labels that integration writes",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""

@@ -187,6 +187,18 @@ CHART_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
                 daemonset=True,
             ),
         ),
+        # keda 2.20.2 (kedacore/charts @ cbb9bb8) templates: the operator, metrics server and webhooks Deployments
+        # each select `kubernetes.io/os: linux` plus their own `nodeSelector`, else the top-level one, and take their
+        # own `tolerations`, else the top-level ones (`.Values.operator.nodeSelector | default .Values.nodeSelector`);
+        # values.yaml leaves all of them empty. gpuplane sets the top-level keys.
+        "keda": tuple(
+            ChartPod(pod, "", {"nodeSelector": {"kubernetes.io/os": "linux"}}, enabled=enabled)
+            for pod, enabled in (
+                ("operator", None),
+                ("metrics-server", ("metricsServer.enabled", True)),
+                ("webhooks", ("webhooks.enabled", True)),
+            )
+        ),
         "karpenter-crd": (),
         "prometheus-operator-crds": (),
     }

@@ -150,6 +150,13 @@ CHART_CRDS: Mapping[str, ChartCrds] = MappingProxyType(
             "computedomains, computedomaincliques)",
             unless_skip_crds=True,
         ),
+        # KEDA keeps its CRDs as chart templates behind `crds.install` (not crds/), so --skip-crds leaves them in.
+        "keda": ChartCrds(
+            ("keda.sh",),
+            "kedacore/charts @ cbb9bb8 keda 2.20.2 templates/crds (scaledobjects, scaledjobs, triggerauthentications, "
+            "clustertriggerauthentications, cloudeventsources, clustercloudeventsources) behind crds.install",
+            enabled=("crds.install", True),
+        ),
         "dra-driver-nvidia-gpu": ChartCrds(
             ("resource.nvidia.com",),
             "kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 deployments/helm/dra-driver-nvidia-gpu/crds "
