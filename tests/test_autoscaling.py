@@ -41,6 +41,7 @@ from gpuplane.monitoring.labels import BY_INTEGRATION
 from gpuplane.plan import Plan, load
 from gpuplane.plan.deploy import check
 from gpuplane.plan.deploy.autoscaling import gpu_labels, gpu_series
+from gpuplane.plan.deploy.graph import DeployGraph
 from gpuplane.scheduling.placement import stack_gpu_nodes
 
 from .conftest import ROOT, load_stack_config, need_reference, stack_with
@@ -196,7 +197,10 @@ def test_a_shipped_stack_per_cloud_scales_vllm_on_its_queue(integration: str, pl
     assert trigger["type"] == "prometheus" and trigger["metricType"] == "AverageValue"
     job = "vllm-metrics" if integration == "gke-managed" else "inference/vllm-metrics"
     cluster = load_stack_config(STACKS[integration])["gpuplane:cluster"]["name"]
-    assert trigger["metadata"]["query"] == f'sum({VLLM}{{namespace="inference", job="{job}", cluster="{cluster}"}})'
+    selector = f'{VLLM}{{namespace="inference", job="{job}", cluster="{cluster}"}}'
+    if integration == "gke-managed":  # no staleness in Monarch: the last sample of the last minute
+        selector = f"last_over_time({selector}[1m])"
+    assert trigger["metadata"]["query"] == f"sum({selector})"
     (deployment,) = objects_of(plan, "Deployment")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"].startswith("vllm/vllm-openai:v") and "replicas" not in deployment["spec"]
@@ -260,7 +264,8 @@ def test_each_integration_gets_its_scrape_and_address(plan_of: Callable[..., Pla
     (so,) = scaled_objects(gpu)
     assert so["spec"]["triggers"][0]["metricType"] == "Value"
     assert so["spec"]["triggers"][0]["metadata"]["query"] == (
-        'avg(DCGM_FI_DEV_GPU_UTIL{exported_namespace="inference", pod=~"vllm-[a-z0-9]+-[a-z0-9]+", cluster="ml-gke"})'
+        'avg(last_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="inference", '
+        'pod=~"vllm-[bcdfghjklmnpqrstvwxz2456789]{1,10}-[bcdfghjklmnpqrstvwxz2456789]{5}", cluster="ml-gke"}[1m]))'
     )
     # a GPU signal's series come from the GPU scrape: no scrape of the serving pods
     assert [o["metadata"]["name"] for o in objects_of(gpu, "PodMonitoring")] == ["gpu-metrics"]
@@ -409,13 +414,14 @@ def test_the_simulator_refuses_a_query_the_integration_cannot_answer(plan_of: Ca
 
 # --- a real Prometheus ---------------------------------------------------------------------------------------------
 
-PODS = {"vllm-7d9f8c6b5-abcde": 7, "vllm-7d9f8c6b5-fghij": 5, "vllm-large-6f7c8d9-klmno": 40}
+PODS = {"vllm-7d9f8c6b5-x2x4z": 7, "vllm-7d9f8c6b5-fghjk": 5, "vllm-large-6f7c8d9-klmnp": 40}
 """Serving pods in namespace `inference` and their queue: two of the scaled Deployment, one of another (its pods'
 names start with the same word)."""
 GPUS = {  # (util %, framebuffer used MiB, free MiB) of the GPU each pod holds; None: a free GPU
-    "vllm-7d9f8c6b5-abcde": (80, 6000, 18000),
-    "vllm-7d9f8c6b5-fghij": (60, 18000, 6000),
-    "vllm-large-6f7c8d9-klmno": (5, 23000, 1000),
+    "vllm-7d9f8c6b5-x2x4z": (80, 6000, 18000),
+    "vllm-7d9f8c6b5-fghjk": (60, 18000, 6000),
+    "vllm-large-6f7c8d9-klmnp": (5, 23000, 1000),
+    "vllm-warmup-x7k2p": (100, 24000, 0),  # a Job's pod whose name starts with the Deployment's
     None: (0, 0, 24000),
 }
 EXPECTED = {"serving": 12.0, "gpu-utilization": 70.0, "gpu-memory": 50.0}
@@ -779,3 +785,83 @@ def test_the_shipped_stacks_config_is_what_the_docs_show() -> None:
         key = line.split("#", 1)[0].rstrip()
         if key.strip():
             assert key.strip() in doc, key
+
+
+# --- Review fixes ------------------------------------------------------------------------------------------------
+
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery pkg/util/rand: the characters of generated names
+
+
+@pytest.mark.parametrize(
+    ("pod", "ours"),
+    [
+        ("vllm-7d9f8b6c5d-x2x4z", True),  # <deployment>-<pod-template-hash>-<5 characters>
+        ("vllm-5c7bd-x2x4z", True),
+        ("vllm-large-7d9f8b6c5d-x2x4z", False),  # another Deployment
+        ("vllm-warmup-x7k2p", False),  # a Job's pod: one generated part only
+        ("vllm-router-0", False),  # a StatefulSet's pod
+        ("vllm-abc-x2x4z", False),  # vowels are never generated
+    ],
+)
+def test_the_pod_pattern_matches_only_the_deployments_pods(pod: str, ours: bool) -> None:
+    assert all(c in ALPHANUMS for c in "7d9f8b6c5dx2x4z5c7bdx7k2p")
+    assert bool(re.fullmatch(q.pod_pattern("vllm"), pod)) is ours
+
+
+def test_the_service_and_the_deployment_are_not_awaited(plan_of: Callable[..., Plan]) -> None:
+    """Endpoints come once a GPU node is up and the model loaded: later than pulumi-kubernetes waits (10 min)."""
+    plan = plan_of("aws-karpenter")
+    made = [o for o in objects_of(plan, "Service", "Deployment") if o["metadata"]["namespace"] == "inference"]
+    assert {o["kind"] for o in made} == {"Service", "Deployment"}
+    for o in made:
+        assert o["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true", o["kind"]
+
+
+def test_the_inference_pods_request_cpu_and_memory(plan_of: Callable[..., Plan]) -> None:
+    """A GPU pod without CPU and memory requests is BestEffort: evicted first, and the node autoscaler sizes nodes
+    without it."""
+    (d,) = [o for o in objects_of(plan_of("gcp-standard"), "Deployment") if o["metadata"]["namespace"] == "inference"]
+    requests = d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert requests["cpu"] == "500m" and requests["memory"] == "3Gi"
+
+
+def test_the_workload_identity_binding_waits_for_the_cluster(plan_of: Callable[..., Plan]) -> None:
+    """The project's identity pool exists only once a Workload Identity cluster does (IAM: "Identity Pool does not
+    exist"; terraform-google-kubernetes-engine #916)."""
+    plan = plan_of("gcp-standard")
+    (binding,) = [r for r in plan.resources if r.type == "gcp:serviceaccount/iAMMember:IAMMember"]
+    (cluster,) = plan.by_type("gcp:container/cluster:Cluster")
+    assert DeployGraph(plan).waits_for(binding.urn, cluster.urn)
+
+
+def test_gke_managed_queries_read_the_last_sample_of_a_minute(plan_of: Callable[..., Plan]) -> None:
+    """GKE Managed Prometheus has no staleness: a gone pod's last sample would count for 5 minutes."""
+    (so,) = scaled_objects(plan_of("gcp-standard"))
+    query_ = so["spec"]["triggers"][0]["metadata"]["query"]
+    assert query_.startswith("sum(last_over_time(vllm:num_requests_waiting{") and query_.endswith("[1m]))")
+    (so,) = scaled_objects(plan_of("aws-karpenter"))
+    assert "last_over_time" not in so["spec"]["triggers"][0]["metadata"]["query"]
+
+
+def test_a_workload_in_a_kueue_teams_namespace_is_not_given_a_second_one(plan_of: Callable[..., Plan]) -> None:
+    """gcp-dws's team `prod` queues in namespace `serving`: a Deployment there reuses Kueue's namespace."""
+    config = load_stack_config("gcp-dws")
+    teams = config["gpuplane:queues"]["teams"]
+    namespace = next(t.get("namespace") or t["name"] for t in teams)
+    pool = config["gpuplane:gpuPools"][0]["name"]
+    scaling = {
+        "prometheusUrl": "https://monitoring.googleapis.com/v1/projects/p/location/global/prometheus",
+        "workloads": [
+            {
+                "name": "api",
+                "namespace": namespace,
+                "deployment": {"pool": pool},
+                "metric": {"kind": "serving", "name": "vllm:num_requests_waiting", "target": 4},
+                "maxReplicas": 2,
+            }
+        ],
+    }
+    plan = plan_of(stack_with("gcp-dws", autoscaling=scaling))
+    named = [o for o in objects_of(plan, "Namespace") if o["metadata"]["name"] == namespace]
+    assert len(named) == 1
+    assert check(plan) == []

@@ -55,6 +55,10 @@ class InferenceDeploymentArgs(TypedDict):
     """Container arguments (for vLLM: `--model`, ...)."""
     port: NotRequired[int]
     """The container port serving requests and `/metrics`, named `http` (default 8000)."""
+    cpu: NotRequired[str]
+    """CPU request per replica (a Kubernetes quantity, default `500m`)."""
+    memory: NotRequired[str]
+    """Memory request per replica (a Kubernetes quantity, default `3Gi`; raise it for bigger models)."""
     gpus: NotRequired[int]
     """GPUs (or the pool's MIG slices or shares) per replica (default 1)."""
 

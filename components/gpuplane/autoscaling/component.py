@@ -58,9 +58,10 @@ class Keda(pulumi.ComponentResource):
             RELEASE,
             namespace,
             values,
-            pulumi.ResourceOptions(parent=self, depends_on=[ns, *after]),  # after the identity's IAM grants
-            # Adopt the CRDs a removed release left behind (`helm.sh/resource-policy: keep`).
-            take_ownership=True,
+            # After the identity's IAM grants. No take-ownership: Helm would then adopt another external metrics
+            # adapter's APIService without its ownership check (helm pkg/action/install.go `requireAdoption`); CRDs a
+            # removed `keda` release kept still carry this release's name, which Helm's check accepts.
+            pulumi.ResourceOptions(parent=self, depends_on=[ns, *after]),
         )
         self.namespace = ns.metadata.name
         self.service_account = f"{namespace}/{r.KEDA_SERVICE_ACCOUNT}"

@@ -22,10 +22,18 @@ from dataclasses import dataclass
 from ..monitoring.labels import LabelModel
 from ..monitoring.rules import METRIC_SETS
 
-POD_SUFFIX = "-[a-z0-9]+-[a-z0-9]+"
-"""A Deployment's pod names after its own: the ReplicaSet's pod-template hash, then the pod's random suffix
-(kubernetes pkg/controller/deployment/sync.go; apiserver names.SimpleNameGenerator). Neither part holds a '-', so
-`vllm` never matches `vllm-large`'s pods."""
+ALPHANUMS = "[bcdfghjklmnpqrstvwxz2456789]"
+"""The characters of generated name parts (apimachinery pkg/util/rand `alphanums`: no vowels, no 0, 1, 3)."""
+POD_SUFFIX = f"-{ALPHANUMS}{{1,10}}-{ALPHANUMS}{{5}}"
+"""A Deployment's pod names after its own: the ReplicaSet's pod-template hash (`SafeEncodeString` of a uint32: up to
+10 characters; kubernetes pkg/controller/deployment/sync.go), then the pod's 5-character random suffix (apiserver
+names.SimpleNameGenerator). Neither part holds a '-', so `vllm` never matches `vllm-large`'s pods, nor a Job's
+(`vllm-warmup-x7k2p`) or a StatefulSet's (`vllm-router-0`)."""
+
+FRESH = "1m"
+"""GKE Managed Prometheus has no staleness ("Staleness is not supported in the Monarch backend", Managed Service for
+Prometheus, PromQL differences): a gone pod's last sample would count for the whole 5-minute lookback. There every
+selector reads `last_over_time(...[1m])` instead, so a pod stops counting a minute after its last scrape."""
 
 GPU_MEMORY = {"dcgm": ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE")}
 """Metric set -> (used, free) framebuffer series (MiB), whose sum is the GPU's memory (`rules.METRIC_SETS`
@@ -55,8 +63,12 @@ def _selector(pairs: Iterable[tuple[str, str, str]]) -> str:
     return "{" + ", ".join(f'{k}{op}"{v}"' for k, op, v in pairs) + "}"
 
 
-def gpu_query(kind: str, model: LabelModel, namespace: str, deployment: str, cluster: str) -> str:
-    """The Deployment's GPUs' utilisation or memory (%), averaged over them."""
+def _read(metric: str, sel: str, stale_free: bool) -> str:
+    return f"last_over_time({metric}{sel}[{FRESH}])" if stale_free else f"{metric}{sel}"
+
+
+def gpu_query(kind: str, model: LabelModel, namespace: str, deployment: str, cluster: str, gmp: bool = False) -> str:
+    """The Deployment's GPUs' utilisation or memory (%), averaged over them (`gmp`: GKE Managed Prometheus)."""
     sel = _selector(
         [
             (model.stored("namespace"), "=", namespace),
@@ -65,14 +77,15 @@ def gpu_query(kind: str, model: LabelModel, namespace: str, deployment: str, clu
         ]
     )
     if kind == "gpu-utilization":
-        return f"avg({METRIC_SETS[model.metrics].util}{sel})"
-    used, free = GPU_MEMORY[model.metrics]
-    return f"avg(100 * {used}{sel} / ({used}{sel} + {free}{sel}))"
+        return f"avg({_read(METRIC_SETS[model.metrics].util, sel, gmp)})"
+    used, free = (_read(m, sel, gmp) for m in GPU_MEMORY[model.metrics])
+    return f"avg(100 * {used} / ({used} + {free}))"
 
 
-def serving_query(metric: str, job: str, namespace: str, cluster: str) -> str:
-    """The serving metric summed over the pods of its scrape."""
-    return f"sum({metric}{_selector([('namespace', '=', namespace), ('job', '=', job), ('cluster', '=', cluster)])})"
+def serving_query(metric: str, job: str, namespace: str, cluster: str, gmp: bool = False) -> str:
+    """The serving metric summed over the pods of its scrape (`gmp`: GKE Managed Prometheus)."""
+    sel = _selector([("namespace", "=", namespace), ("job", "=", job), ("cluster", "=", cluster)])
+    return f"sum({_read(metric, sel, gmp)})"
 
 
 # --- Reading a query back (the deploy simulator) -----------------------------------------------------------

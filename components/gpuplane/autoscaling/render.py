@@ -37,6 +37,7 @@ SCALE_TARGET = "gpuplane.io/scale-target"
 """Annotation on a ScaledObject whose Deployment gpuplane does not create (value `external`): the deploy simulator
 then does not look for it in the plan."""
 SKIP_AWAIT = "pulumi.com/skipAwait"
+VLLM_IMAGE = "vllm/vllm-openai:"
 """pulumi-kubernetes waits for a Deployment's rollout unless this annotation is "true" (provider/pkg/await): an
 inference Deployment may wait for a GPU node and a model download, which is KEDA's and the node autoscaler's
 business, not `pulumi up`'s."""
@@ -59,6 +60,10 @@ class Inference:
     fragment: Mapping[str, Any]
     args: Sequence[str] = ()
     port: int = 8000
+    cpu: str = "500m"
+    """CPU request per replica (a GPU pod without one is BestEffort: evicted first, and invisible to node sizing)."""
+    memory: str = "3Gi"
+    """Memory request per replica: vLLM's API server and engine process with torch and CUDA, for a small model."""
 
 
 @dataclass(frozen=True)
@@ -132,8 +137,8 @@ def selector_labels(deployment: str) -> dict[str, str]:
 
 def query(s: AutoscalerSpec) -> str:
     if s.kind == "serving":
-        return q.serving_query(s.metric, s.job, s.namespace, s.cluster)
-    return q.gpu_query(s.kind, s.model, s.namespace, s.deployment, s.cluster)
+        return q.serving_query(s.metric, s.job, s.namespace, s.cluster, s.integration == "gke-managed")
+    return q.gpu_query(s.kind, s.model, s.namespace, s.deployment, s.cluster, s.integration == "gke-managed")
 
 
 def _number(x: float) -> str:
@@ -200,13 +205,16 @@ def deployment(s: AutoscalerSpec) -> dict[str, Any]:
     no capabilities, the runtime's seccomp profile, no API token (tests/checkov-allowlist.yaml says what is left)."""
     assert s.create is not None
     c, f = s.create, s.create.fragment
-    port = {"tcpSocket": {"port": METRICS_PORT}}
+    # vLLM answers /health once the engine is up (vLLM docs, "OpenAI-compatible server": health endpoint).
+    port = {"httpGet": {"path": "/health", "port": METRICS_PORT}}
+    resources = {k: dict(v) for k, v in f["resources"].items()}
+    resources["requests"] = {"cpu": c.cpu, "memory": c.memory, **resources.get("requests", {})}
     container: dict[str, Any] = {
         "name": "server",
         "image": c.image,
-        "imagePullPolicy": "Always",
+        "imagePullPolicy": "Always",  # the security baseline (checkov CKV_K8S_15): a tag is re-checked on each start
         "ports": [{"name": METRICS_PORT, "containerPort": c.port}],
-        "resources": dict(f["resources"]),
+        "resources": resources,
         # The port opens once the model is loaded: up to 20 minutes for the startup (a model download on a new node),
         # then ready and alive while it answers.
         "startupProbe": {**port, "periodSeconds": 10, "failureThreshold": 120},
@@ -215,8 +223,11 @@ def deployment(s: AutoscalerSpec) -> dict[str, Any]:
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
     }
-    if c.args:
-        container["args"] = list(c.args)
+    args = list(c.args)
+    if c.image.startswith(VLLM_IMAGE) and "--port" not in args and c.port != 8000:
+        args += ["--port", str(c.port)]  # vLLM listens on 8000 unless told
+    if args:
+        container["args"] = args
     pod: dict[str, Any] = {
         "automountServiceAccountToken": False,  # a model server has no business with the Kubernetes API
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
@@ -263,7 +274,8 @@ def service(s: AutoscalerSpec) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _meta(s.deployment, s.namespace),
+        # Endpoints come only once a GPU node is up and a model loaded, later than pulumi-kubernetes waits (10 min).
+        "metadata": _meta(s.deployment, s.namespace, annotations={SKIP_AWAIT: "true"}),
         "spec": {
             "selector": selector_labels(s.deployment),
             "ports": [{"name": METRICS_PORT, "port": s.create.port, "targetPort": METRICS_PORT}],

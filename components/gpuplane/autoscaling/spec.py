@@ -4,6 +4,7 @@ project) stand in as tokens until the children register (`args.deferred`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +14,7 @@ from ..args.autoscaling import GpuAutoscalerArgs, InferenceDeploymentArgs
 from ..args.checks import ArgsError, known, plain, shape_problems, snake
 from ..args.deferred import Deferred
 from ..config import ConfigError
-from ..config.autoscaling import AutoscalingConfig, url_problem
+from ..config.autoscaling import QUANTITY, AutoscalingConfig, url_problem
 from ..config.load import _reason as reason
 from ..config.monitoring import INTEGRATIONS
 from ..monitoring.labels import label_model
@@ -69,6 +70,13 @@ def _workload_doc(args: GpuAutoscalerArgs) -> dict[str, Any]:
 def _create_problems(create: InferenceDeploymentArgs) -> list[tuple[str, str]]:
     if "gpu_nodes" not in create:
         return [("create.gpu_nodes", "required argument is missing")]
+    bad = [
+        (f"create.{key}", f"{create[key]!r} is not a Kubernetes quantity")
+        for key in ("cpu", "memory")
+        if key in create and not re.fullmatch(QUANTITY, str(create[key]))
+    ]
+    if bad:
+        return bad
     try:
         placement(create["gpu_nodes"], gpus=int(create.get("gpus", 1)))
     except ConfigError as exc:
@@ -128,6 +136,8 @@ def spec_of(where: str, args: GpuAutoscalerArgs) -> tuple[r.AutoscalerSpec, Defe
             fragment=placement(create["gpu_nodes"], gpus=int(create.get("gpus", 1))),
             args=tuple(create.get("args") or ()),
             port=int(create.get("port", 8000)),
+            cpu=str(create.get("cpu", "500m")),
+            memory=str(create.get("memory", "3Gi")),
         )
     serving = None
     if kind == "serving":

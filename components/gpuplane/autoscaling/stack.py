@@ -47,6 +47,8 @@ def workload_spec(cfg: StackConfig, w: Workload) -> r.AutoscalerSpec:
             fragment=placement(cfg, d.pool, d.gpus),
             args=tuple(d.args),
             port=d.port,
+            cpu=d.cpu,
+            memory=d.memory,
         )
     serving = None
     if w.metric.kind == "serving":
@@ -86,9 +88,15 @@ def needs_google_identity(cfg: StackConfig) -> bool:
 
 
 def namespaces(cfg: StackConfig) -> list[str]:
-    """The namespaces gpuplane creates for the Deployments it creates (`default` exists)."""
+    """The namespaces gpuplane creates for the Deployments it creates: not `default` (it exists), nor a Kueue team's
+    (`gpuplane:queues` creates those: a serving team's queue namespace is a natural home for its Deployment)."""
     found = [w.namespace for w in cfg.autoscaling.workloads if w.deployment is not None] if cfg.autoscaling else []
-    return [n for n in dict.fromkeys(found) if n != "default"]
+    teams = (
+        {t.namespace or t.name for t in cfg.queues.teams}
+        if cfg.queues is not None and cfg.queues.createNamespaces
+        else set()
+    )
+    return [n for n in dict.fromkeys(found) if n != "default" and n not in teams]
 
 
 def gpu_autoscalers(

@@ -86,6 +86,13 @@ class Metric(Model):
         return valid_labels(v)
 
 
+QUANTITY = shaped(
+    r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$",
+    "must be a Kubernetes quantity: a number and an optional unit m, k, M, G, T, Ki, Mi, Gi or Ti (e.g. 500m, 3Gi)",
+)
+"""A Kubernetes resource quantity as gpuplane accepts it (apimachinery resource.Quantity, decimal and binary SI)."""
+
+
 class Deployment(Model):
     """The inference Deployment gpuplane creates, with a Service, on one GPU pool (`placement()`)."""
 
@@ -98,7 +105,12 @@ class Deployment(Model):
     args: list[str] = Field(default_factory=list)
     """Container arguments (vLLM: `--model`, ...)."""
     port: int = Field(default=8000, ge=1, le=65535)
-    """The port serving requests and metrics (named `http`)."""
+    """The port serving requests and metrics (named `http`; vLLM is told with `--port`)."""
+    cpu: str = Field(default="500m", pattern=QUANTITY)
+    """CPU request per replica (a Kubernetes quantity)."""
+    memory: str = Field(default="3Gi", pattern=QUANTITY)
+    """Memory request per replica (a Kubernetes quantity): vLLM's server and engine with torch and CUDA; raise it
+    for bigger models."""
 
     @field_validator("pool")
     @classmethod

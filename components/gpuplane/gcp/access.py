@@ -45,13 +45,21 @@ query using the Prometheus API": the querying identity needs `monitoring.timeSer
 
 
 def keda_identity(
-    name: str, cluster: ClusterConfig, gcp_cfg: GcpConfig, namespace: str, ksa: str, opts: pulumi.ResourceOptions
+    name: str,
+    cluster: ClusterConfig,
+    gcp_cfg: GcpConfig,
+    namespace: str,
+    ksa: str,
+    opts: pulumi.ResourceOptions,
+    after: Sequence[pulumi.Resource] = (),
 ) -> tuple[gcp.serviceaccount.Account, list[pulumi.Resource]]:
     """A Google service account for KEDA's operator (ServiceAccount `namespace/ksa`), allowed to read GKE Managed
     Prometheus, and the Workload Identity binding that lets the Kubernetes ServiceAccount act as it (GKE docs, "Use
     Workload Identity Federation for GKE", link a Kubernetes ServiceAccount to an IAM service account: role
     `roles/iam.workloadIdentityUser` for `serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>]`; KEDA docs, GCP
-    Workload Identity). Returns the account and its two grants."""
+    Workload Identity). The binding waits for `after` (the cluster): the project's identity pool exists only once a
+    cluster with Workload Identity does, and IAM refuses the member before ("Identity Pool does not exist";
+    terraform-google-kubernetes-engine #916). Returns the account and its two grants."""
     sa = gcp.serviceaccount.Account(
         f"{name}-keda-identity",
         account_id=render.service_account_id(cluster.name, "-keda"),
@@ -72,7 +80,7 @@ def keda_identity(
         service_account_id=sa.name,
         role="roles/iam.workloadIdentityUser",
         member=f"serviceAccount:{pool}[{namespace}/{ksa}]",
-        opts=opts,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(after))),
     )
     return sa, [viewer, binding]
 

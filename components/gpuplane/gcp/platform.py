@@ -234,6 +234,7 @@ class GkeGpuPlatform(pulumi.ComponentResource):
                 KEDA_NAMESPACE,
                 KEDA_SERVICE_ACCOUNT,
                 pulumi.ResourceOptions(parent=self, provider=provider),
+                after=[self.cluster],
             )
         self.autoscalers = gpu_autoscalers(
             name,
