@@ -67,6 +67,7 @@ PODS = [  # namespace, pod, node, resource, units, phase
     ("team-b", "queued-0", "", "nvidia_com_gpu", 1, "Pending"),  # not scheduled: holds nothing
     ("team-b", "free-0", "n5", "nvidia_com_gpu", 1, "Running"),  # on the unpriced pool
     ("ml", "idle-0", "n6", "nvidia_com_gpu", 1, "Running"),
+    ("team-b", "gone-0", "n4", "nvidia_com_gpu", 1, "Succeeded"),  # idle until it ended at 20m
 ]
 UTIL = {  # pod -> utilisation over 40 minutes
     "train-0": "95x40",  # busy
@@ -74,14 +75,18 @@ UTIL = {  # pod -> utilisation over 40 minutes
     "idle-0": "80x4 2x35",  # idle from 5m
     "nb-0": "1x40",  # a share of a time-sliced GPU: dcgm-exporter shows the whole GPU under one pod
     "infer-0": "0x40",  # a MIG instance: DCGM reports 0 (or nothing) for MIG utilisation
+    "gone-0": "1x20",  # its series ends at 20m: not held now, so not idle now
 }
 KSM = {"job": "kube-state-metrics", "instance": "10.0.0.5:8080"}
+KSM_TWIN = {"job": "kube-state-metrics", "instance": "10.0.0.6:8080"}
+"""A second kube-state-metrics replica: its series must count once (kubernetes-mixin: `max by` before `sum`)."""
 
 
 def _ksm_pod(kind: str, namespace: str, pod: str, layout: str = "podmonitoring") -> dict[str, str]:
-    """kube-state-metrics' pod labels as stored. A GMP PodMonitoring sets `namespace` to its own and the pod's
-    lands in `exported_namespace` (pod_config.go); Google's kube-state-metrics example scrapes with a
-    ClusterPodMonitoring whose `targetLabels.metadata` is empty, which keeps kube-state-metrics' own."""
+    """kube-state-metrics' pod labels as stored. A GMP PodMonitoring with `targetLabels.metadata: []` (docs/cost.md
+    asks for it) still sets `namespace` to its own, so the pod's lands in `exported_namespace` (pod_config.go);
+    Google's kube-state-metrics example scrapes with a ClusterPodMonitoring whose `targetLabels.metadata` is empty,
+    which keeps kube-state-metrics' own."""
     if kind.startswith("gmp") and layout == "podmonitoring":
         return {**KSM, "namespace": "gmp-public", "exported_namespace": namespace, "pod": pod}
     return {**KSM, "namespace": namespace, "pod": pod}
@@ -106,12 +111,16 @@ def series(kind: str, layout: str = "podmonitoring") -> list[dict[str, str]]:
                 "values": "1x40",
             }
         )
-        labels = {**KSM, "node": node, "resource": resource, "unit": "integer"}
-        out.append({"series": selector("kube_node_status_capacity", labels), "values": f"{units}x40"})
+        for ksm in (KSM, KSM_TWIN) if node == "n1" else (KSM,):  # a second replica (or scrape) says it again
+            labels = {**ksm, "node": node, "resource": resource, "unit": "integer"}
+            out.append({"series": selector("kube_node_status_capacity", labels), "values": f"{units}x40"})
     for namespace, pod, node, resource, units, phase in PODS:
         who = _ksm_pod(kind, namespace, pod, layout)
         requests = {**who, "container": "main", "node": node, "resource": resource, "unit": "integer"}
         out.append({"series": selector("kube_pod_container_resource_requests", requests), "values": f"{units}x40"})
+        if pod == "train-0":  # the second replica's copy of the same request
+            twin = {**requests, **KSM_TWIN}
+            out.append({"series": selector("kube_pod_container_resource_requests", twin), "values": f"{units}x40"})
         for p in ("Pending", "Running", "Succeeded"):
             out.append(
                 {"series": selector("kube_pod_status_phase", {**who, "phase": p}), "values": f"{int(p == phase)}x40"}
@@ -430,3 +439,44 @@ def test_a_fleets_rules_know_every_pool_of_every_region(stack: str) -> None:
         (prices,) = [g for g in yaml.safe_load(rules)["groups"] if g["name"] == "gpuplane-gpu-prices"]
         members = {r["labels"]["pool"] for r in prices["rules"] if r["record"] == "gpuplane:node_pool:info"}
         assert members == {p.name for p in cfg.gpuPools}, rcfg.cluster.name
+
+
+def test_a_pool_that_names_itself_keeps_its_nodes(tmp_path: Path) -> None:
+    """A NAP ComputeClass's spot node carries the accelerator, `gke-spot` and the class label: it belongs to the
+    class (only the class's pods run there), not to a spot class of the same accelerator listed before it."""
+    engine("promtool")
+    accelerator = {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-l4"]}
+    spot = {"key": "cloud.google.com/gke-spot", "operator": "In", "values": ["true"]}
+    klass = {"key": "cloud.google.com/compute-class", "operator": "In", "values": ["gpuplane-l4-flex"]}
+    cost = CostSettings(
+        "c1", (PoolCost("l4", 1.0, 1, (accelerator, spot)), PoolCost("l4-flex", 2.0, 1, (accelerator, klass)))
+    )
+    settings = settings_for("gke-nap", MonitoringConfig(integration="scrape-config"), None, cost)
+    (tmp_path / "gpu.rules.yml").write_text(rules_file_yaml(rule_groups(settings)))
+    acc, spot_, cls = (
+        ksm_label(k)
+        for k in ("cloud.google.com/gke-accelerator", "cloud.google.com/gke-spot", "cloud.google.com/compute-class")
+    )
+    nodes = {
+        "spot": {acc: "nvidia-l4", spot_: "true"},
+        "flex": {acc: "nvidia-l4", spot_: "true", cls: "gpuplane-l4-flex"},
+    }
+    input_series = [
+        {"series": selector("kube_node_labels", {**KSM, "node": n, **labels}), "values": "1x10"}
+        for n, labels in nodes.items()
+    ]
+    expected = [
+        samples_at(
+            "gpuplane:node_pool:info",
+            "5m",
+            [({"node": "spot", "pool": "l4"}, 1), ({"node": "flex", "pool": "l4-flex"}, 1)],
+        )
+    ]
+    doc = {
+        "rule_files": ["gpu.rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": input_series, "promql_expr_test": expected}],
+    }
+    (tmp_path / "gpu.test.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = promtool_test(tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -146,9 +146,9 @@ def _canonical(expr: str, stored: Mapping[str, str], keep: tuple[str, ...] = ())
     ClusterPodMonitoring `targetLabels.metadata: []`) and lands in `exported_namespace` under a PodMonitoring.
     `keep`: labels an aggregation inside `expr` keeps, to which the stored names are added."""
     moved = {c: stored.get(c, c) for c in WORKLOAD if stored.get(c, c) != c}
-    for label in keep:
-        if label in moved:
-            expr = expr.replace(f"({', '.join(keep)})", f"({', '.join(keep)}, {moved[label]})", 1)
+    extra = [moved[label] for label in keep if label in moved]
+    if extra:  # the aggregation keeps every stored name too, so the copies below have a source
+        expr = expr.replace(f"({', '.join(keep)})", f"({', '.join([*keep, *extra])})", 1)
     for canonical, where in moved.items():
         expr = f'label_replace({expr}, "{canonical}", "$1", "{where}", "(.+)")'
     return expr
@@ -164,19 +164,37 @@ def _priced(expr: str) -> str:
 
 
 def memberships(pools: Sequence[PoolCost]) -> list[tuple[PoolCost, str]]:
-    """Each pool with the expression of its nodes (`node` -> 1), no node in two pools. Pools are taken most
-    specific first (most affinity expressions), and each leaves out the nodes of those before it: a spot L4
-    class (`accelerator`, `spot`) keeps its nodes from an L4 class that names only the accelerator. Without
+    """Each pool with the expression of its nodes (`node` -> 1), no node in two pools. Pools that name themselves
+    (a pool or class label, `IDENTITY_KEYS`) come first, then the most specific (most affinity expressions), and
+    each leaves out the nodes of those before it: a NAP class's spot node keeps to its ComputeClass rather than a
+    spot L4 class, and a spot L4 class keeps its nodes from an L4 class that names only the accelerator. Without
     this a node matching two pools breaks every `on (node)` join (many-to-many)."""
     out: list[tuple[PoolCost, str]] = []
     earlier: list[str] = []
-    for p in sorted(pools, key=lambda p: -len(p.nodes)):
+    for p in sorted(pools, key=lambda p: (not _names_itself(p), -len(p.nodes))):
         nodes = f"kube_node_labels{{{node_matchers(p.nodes)}}}"
         own = f"max by (node) ({nodes})"
         out.append((p, f"{own} unless on (node) ({' or '.join(earlier)})" if earlier else own))
         earlier.append(nodes)
     order = {p.pool: i for i, p in enumerate(pools)}
     return sorted(out, key=lambda pair: order[pair[0].pool])
+
+
+IDENTITY_KEYS = frozenset(
+    {
+        "gpuplane.io/pool",
+        "cloud.google.com/gke-nodepool",
+        "cloud.google.com/compute-class",
+        "karpenter.sh/nodepool",
+        "eks.amazonaws.com/nodegroup",
+    }
+)
+"""Node labels that name a node's pool (or class) outright: a pool selected by one of them is taken before pools
+selected by shared attributes (accelerator, spot), whose matchers may also match its nodes."""
+
+
+def _names_itself(p: PoolCost) -> bool:
+    return any(e["key"] in IDENTITY_KEYS and e["operator"] == "In" and len(e.get("values") or []) == 1 for e in p.nodes)
 
 
 PRICES_GROUP = "gpuplane-gpu-prices"
