@@ -59,3 +59,12 @@ def checked_prometheus(workdir: Path, jobs: list[dict[str, object]]) -> tuple[su
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     return start_prometheus(config, workdir / "data", port), port
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server started here: terminate, then kill if it has not exited in 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,7 +45,7 @@ from gpuplane.scheduling.placement import stack_gpu_nodes
 
 from .conftest import ROOT, load_stack_config, need_reference, stack_with
 from .crd_models import Validators, node_or_skip
-from .engines import checked_prometheus, engine
+from .engines import checked_prometheus, engine, stop
 from .graph import RELEASE, kube_objects
 from .test_kubernetes_objects import K8S_VERSION
 from .test_prometheus_e2e import query, serve
@@ -662,11 +661,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         assert answered == want, f"no full answer yet for {sorted(want - answered)}"
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         for s in servers:
             s.shutdown()
 

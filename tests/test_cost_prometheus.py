@@ -20,7 +20,7 @@ from gpuplane.config.monitoring import MonitoringConfig
 from gpuplane.monitoring.rules import rule_groups, rules_file_yaml
 from gpuplane.monitoring.wiring import settings_for
 
-from .engines import engine, start_prometheus
+from .engines import engine, start_prometheus, stop
 from .test_cost_rules import COST, series
 from .test_prometheus_e2e import free_port, query, serve
 
@@ -85,8 +85,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     started = {kind: start(kind, tmp_path_factory.mktemp(kind)) for kind in KINDS}
     yield {kind: base for kind, (base, _) in started.items()}
     for _, (proc, server) in started.values():
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop(proc)
         server.shutdown()
 
 

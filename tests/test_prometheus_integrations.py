@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -36,7 +35,7 @@ from gpuplane.plan import Plan
 
 from . import labelled_gpus as fx
 from .conftest import FLEETS, SINGLE, cached_plan
-from .engines import checked_prometheus, engine
+from .engines import checked_prometheus, engine, stop
 from .test_oracles import DCGM_EXPORTER_SERVICE_LABELS
 from .test_prometheus_e2e import query, serve
 from .test_promtool import promtool
@@ -240,11 +239,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         assert seen == want, f"series arrived for {seen}, not {want}"
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         exporter.shutdown()
 
 

@@ -25,7 +25,7 @@ from gpuplane.errors import InputError
 from gpuplane.rightsize import Prometheus
 
 from .conftest import ROOT
-from .engines import engine
+from .engines import engine, stop
 from .rightsize_series import HOURS, MIG_1G_5GB_GIB, generate
 from .test_cli_conventions import CAMEL, keys
 
@@ -78,11 +78,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert time.monotonic() < deadline and proc.poll() is None, "Prometheus did not become ready"
         time.sleep(0.2)
     yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop(proc)
 
 
 def rightsize(capsys: pytest.CaptureFixture[str], stack: str, url: str, *extra: str) -> dict[str, Any]:
