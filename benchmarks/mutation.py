@@ -43,12 +43,17 @@ MUTMUT = Path(sys.executable).with_name("mutmut")
 
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "replacement": (
-        ["plan/replacement.py", "plan/replacement_table.py"],
-        ["tests/test_replacement_cases.py", "tests/test_replacement.py", "tests/test_diff.py"],
+        ["plan/replacement.py", "plan/replacement_table.py", "plan/replacement_kubernetes.py"],
+        [
+            "tests/test_replacement_cases.py",
+            "tests/test_replacement.py",
+            "tests/test_diff.py",
+            "tests/test_transition_rules.py",
+        ],
     ),
     "read-back and routine changes": (
         ["plan/deploy/readback.py", "plan/routine/__init__.py", "plan/routine/constraints.py"],
-        ["tests/test_lifecycle.py"],
+        ["tests/test_lifecycle.py", "tests/test_transition_rules.py"],
     ),
     "deploy simulator": (
         ["plan/deploy/__init__.py", "plan/deploy/rules.py", "plan/deploy/scheduling.py"],
@@ -143,6 +148,86 @@ EQUIVALENT: list[tuple[str, str, str]] = [
         r"^\+\s+return self\.workload\.get\(label(, None|, )?\)$",
         "the fallback of `stored` for a label outside the workload map: every model maps all three workload labels "
         "and callers ask for those only",
+    ),
+    (
+        r"scheduling\.placement\.x__gke_common__",
+        r'^\+\s+if capacity_order\((None|"XXgke-standardXX"|"GKE-STANDARD"), pool\) == \("spot",\):$',
+        "the platform `capacity_order` is asked about: it reads it only to see whether spot falls back to on-demand "
+        "there (SPOT_FALLS_BACK: eks-karpenter, eks-automode); gke-standard is not one, nor is None or any other "
+        "spelling, so every pool gets the same order",
+    ),
+    (
+        r"scheduling\.placement\.x__gke_common__",
+        r"^\+\s+assert gpu is not None or gpu\.gcp is not None$",
+        "an assertion that cannot fail on a valid pool: `_gke_common` runs for GKE platforms only, after config "
+        "validation (GpuPool._known_gpu) refused unknown GPUs and GPUs without a GCP offer; on an invalid pool "
+        "both versions raise (AssertionError, or AttributeError on the next line)",
+    ),
+    (
+        r"scheduling\.placement\.x_(placement|node_units)__",
+        r"^\+.*gpu_nodes\(\w+\.platform, pool, pool_labels\(None, pool\b",
+        "the cluster label of the node model `placement` / `node_units` build for themselves: they return the "
+        "fragment or the capacity, and read only the GPU, MIG and accelerator labels (the cluster label in "
+        "`gpu_nodes` output is held through stack_gpu_nodes)",
+    ),
+    (
+        r"stack\.fleet\.x_allocate__",
+        r"^-\s+problems \+= unknown_totals\(cfg\)\n\+\s+problems = unknown_totals\(cfg\)$",
+        "`problems` is the empty list bound on the line before and held by nothing else: extending it with "
+        "unknown_totals' fresh list, or binding that list, leaves the same problems in the same order",
+    ),
+    (
+        r"stack\.fleet\.x_offered__",
+        r"^\+\s+return gpu\.gcp is not None and region in GCP_ZONES\.get\(gpu\.gcp\.accelerator, (None)?\)$",
+        "the default of GCP_ZONES.get is never used: the line before returns True for an accelerator GCP_ZONES "
+        "lacks (A4X, A4X Max), and a GPU without a GCP offer stops at `gpu.gcp is not None`",
+    ),
+    (
+        r"stack\.fleet\.x_offered__",
+        r"^-\s+return False\n\+\s+return True$",
+        "the two `return False` guards (no catalog GPU; on AWS, no AWS offer) are never reached on a validated "
+        "config: GpuPool._known_gpu refuses an unknown GPU and one the stack's cloud does not offer, and "
+        "rightsize's in_region asks only about gpus_on(cloud)",
+    ),
+    (
+        r"stack\.fleet\.x_region_configs__",
+        r"^\+\s+gpus = alloc\.get\(pool\.name, \{\}\)\.get\(r\.region, (None)?\)$",
+        "`gpus` is read only under `if gpus:`: a region without a share gives None instead of 0, both falsy",
+    ),
+    (
+        r"stack\.fleet\.x_region_configs__",
+        r"^\+\s+gpus = alloc\.get\(pool\.name, (None)?\)\.get\(r\.region, 0\)$",
+        "past `assert not problems` allocate has an entry for every pool (a fixed pool's is set before its regions, a "
+        "totals pool gets its share or a problem), so the default is never used",
+    ),
+    (
+        r"stack\.fleet\.x_where_offered__",
+        r"^\+.*(if \(gpu and gpu\.gcp\) or True else|if gpu or gpu\.gcp else|GCP_ZONES\.get\(gpu\.gcp\.accelerator, "
+        r"(None)?\)\))",
+        "where_offered's only caller is region_problems, for a pool `offered` refused in a region the catalog lists: "
+        "on GCP that pool's GPU is in the catalog with a GCP offer (GpuPool._known_gpu) whose accelerator GCP_ZONES "
+        "has (`offered` is True for one it lacks), so the guard is always true and the default unused",
+    ),
+    (
+        r"stack\.fleet\.x_where_offered__",
+        r"^\+.*(if \(gpu and gpu\.aws\) or True else|if gpu or gpu\.aws else|AWS_REGIONS\.get\(f, (None)?\)\}\))",
+        "where_offered's only caller is region_problems, after config validation: on AWS every pool's GPU is in "
+        "the catalog with an AWS offer (GpuPool._known_gpu), so the guard is always true, and its instance families "
+        "(instanceTypes are checked against the catalog's) all have an AWS_REGIONS entry "
+        "(test_fleet.py test_every_catalog_aws_family_has_regions), so the default is unused",
+    ),
+    (
+        r"stack\.fleet\.x_zone_problems__",
+        r"^(\+\s+if gpu is None and gpu\.gcp is None:|-\s+continue\n\+\s+break)$",
+        "the skip for a pool without a catalog GPU or a GCP offer is never taken: zone_problems reads GKE stacks "
+        "only (cfg.gcp set), whose pools config validation (GpuPool._known_gpu) limits to catalog GPUs with a GCP "
+        "offer",
+    ),
+    (
+        r"stack\.fleet\.x.GpuFleet.__init____",
+        r"^\+\s+self\.register_outputs\(None\)$",
+        "the SDK sends `outputs or {}` (pulumi/runtime/resource.py register_resource_outputs): None and {} register "
+        "the same empty outputs",
     ),
 ]
 """(mutant name pattern, pattern over the diff's -/+ lines, why the mutant changes no behaviour): survivors

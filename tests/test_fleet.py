@@ -456,3 +456,219 @@ def test_a_stack_without_a_fleet_is_its_own_region(stack: str) -> None:
     cfg = parse_config({k.removeprefix("gpuplane:"): v for k, v in load_stack_config(stack).items()})
     region = (cfg.gcp or cfg.aws).region  # type: ignore[union-attr]
     assert region_configs(cfg) == [(region, cfg)]
+
+
+# --- spread, region configs and the fleet component on exact examples ------------------------------------------
+# Expected values worked out by hand. Zones and regions from the GPU catalog's availability table
+# (catalog/availability.py, GCP "GPU regions and zones"): L4 (nvidia-l4) in us-central1 a/b/c, not in us-east5;
+# H100 (nvidia-h100-80gb) in us-central1 a/c and us-east5 a; A4X (nvidia-gb200) has no verified zones at all.
+
+
+def test_spread_gives_a_region_missing_from_room_nothing() -> None:
+    """`spread` is public (docs/components.md, "Pure functions worth calling directly"): a region with no `room`
+    entry has no room, in whole nodes of any size, and the "do not fit" message counts it as 0."""
+    assert spread(3, 1, ["a", "b"], {"b": 5}) == {"b": 3}
+    assert spread(8, 4, ["a", "b"], {"b": 8}) == {"b": 8}
+    with pytest.raises(ValueError, match=r"^9 GPUs do not fit: at most 5 within the regions' quota and availability$"):
+        spread(9, 1, ["a", "b"], {"b": 5})
+
+
+def test_spread_places_single_gpu_nodes() -> None:
+    # 1-GPU nodes: a region with room for one GPU takes one, the rest go on in order.
+    assert spread(3, 1, ["a", "b"], {"a": 1, "b": 5}) == {"a": 1, "b": 2}
+    assert spread(1, 1, ["a"], {"a": 5}) == {"a": 1}
+
+
+def test_totals_of_single_gpu_nodes_skip_a_region_without_the_gpu() -> None:
+    # L4 is not offered in us-east5 (catalog): no GPU there even in 1-GPU nodes; us-central1 has no quota: all 3.
+    config = cfg([("us-east5", {}), ("us-central1", {})], {"t": 3}, [pool("t", gpu="l4", per_node=1)])
+    assert allocate(config) == ({"t": {"us-central1": 3}}, [])
+
+
+def test_region_configs_of_a_fleet_with_an_unlisted_region() -> None:
+    """A validated fleet (allowUnlistedRegions) over us-east5 (no L4), us-central1 (2 L4 of quota) and us-south9
+    (a region the catalog does not list: it has no say there, docs/config.md `allowUnlistedRegions`).
+    3 L4 in 1-GPU nodes: us-east5 0, us-central1 2, us-south9 1. The fixed H100 pool: 1 node everywhere.
+    A pool's floor (minNodes 2) is capped at its region's ceiling; GCP zones are those the catalog lists for the
+    region's pools, none for a region it does not list (GKE's default zones then)."""
+    from gpuplane.config import parse_config
+    from gpuplane.stack.fleet import region_configs
+
+    raw = {
+        "platform": "gke-standard",
+        "cluster": {"name": "f"},
+        "gcp": {"project": "acme-ml-prod", "region": "us-central1"},
+        "allowUnlistedRegions": True,
+        "fleet": {
+            "regions": [{"region": "us-east5"}, {"region": "us-central1", "quota": {"l4": 2}}, {"region": "us-south9"}],
+            "totals": {"inference": 3},
+        },
+        "gpuPools": [
+            {"name": "inference", "gpu": "l4", "minNodes": 2, "maxNodes": 2},
+            {"name": "training", "gpu": "h100", "gpusPerNode": 8, "maxNodes": 1},
+        ],
+    }
+    config = parse_config(raw)
+    assert allocate(config) == (
+        {
+            "training": {"us-east5": 8, "us-central1": 8, "us-south9": 8},
+            "inference": {"us-central1": 2, "us-south9": 1},
+        },
+        [],
+    )
+    got = {
+        region: (
+            one.cluster.name,
+            one.gcp.region,  # type: ignore[union-attr]
+            one.gcp.zones,  # type: ignore[union-attr]
+            [(p.name, p.minNodes, p.maxNodes) for p in one.gpuPools],
+        )
+        for region, one in region_configs(config)
+    }
+    assert got == {
+        "us-east5": ("f-us-east5", "us-east5", ["us-east5-a"], [("training", 0, 1)]),
+        "us-central1": (
+            "f-us-central1",
+            "us-central1",
+            ["us-central1-a", "us-central1-b", "us-central1-c"],
+            [("inference", 2, 2), ("training", 0, 1)],
+        ),
+        "us-south9": ("f-us-south9", "us-south9", [], [("inference", 1, 1), ("training", 0, 1)]),
+    }
+
+
+NVL72 = {
+    "name": "nvl",
+    "gpu": "gb200",
+    "gpusPerNode": 4,
+    "maxNodes": 1,
+    "capacity": ["reserved"],  # A4X is sold by reservation only
+    "reservation": {"names": ["a4x"]},
+}
+
+
+def test_a_gpu_without_catalog_zones_leaves_each_fleet_regions_zones_to_gke() -> None:
+    """A4X (GB200) has no zones in the catalog (not verified): the catalog has no say where it is offered, and each
+    region's cluster gets no zones from it (GKE's default zones)."""
+    from gpuplane.config import parse_config
+    from gpuplane.stack.fleet import region_configs
+
+    raw = {
+        "platform": "gke-standard",
+        "cluster": {"name": "f", "kubernetesVersion": "1.35"},  # the DRA driver of A4X needs 1.34+
+        "gcp": {"project": "acme-ml-prod", "region": "us-central1"},
+        "fleet": {
+            "regions": [{"region": "us-central1", "quota": {"gb200": 4}}, {"region": "us-east4"}],
+            "totals": {"nvl": 8},
+        },
+        "gpuPools": [NVL72],
+    }
+    config = parse_config(raw)
+    assert allocate(config) == ({"nvl": {"us-central1": 4, "us-east4": 4}}, [])
+    zones = {r: one.gcp.zones for r, one in region_configs(config)}  # type: ignore[union-attr]
+    pools = {r: [(p.name, p.maxNodes) for p in one.gpuPools] for r, one in region_configs(config)}
+    assert zones == {"us-central1": [], "us-east4": []}
+    assert pools == {"us-central1": [("nvl", 1)], "us-east4": [("nvl", 1)]}
+
+
+def test_zone_check_skips_a_gpu_without_catalog_zones_and_reports_the_others() -> None:
+    # us-central1-f: the catalog lists L4 in us-central1-a/b/c only; A4X has no zones to judge by.
+    raw = {
+        "platform": "gke-standard",
+        "cluster": {"name": "f", "kubernetesVersion": "1.35"},
+        "gcp": {"project": "acme-ml-prod", "region": "us-central1", "zones": ["us-central1-f"]},
+        "gpuPools": [NVL72, {"name": "inference", "gpu": "l4", "maxNodes": 1}],
+    }
+    assert config_problems(raw) == {
+        "gpuplane:gpuPools[1].gpu": "l4 is not offered in zones ['us-central1-f'] "
+        "(catalog: ['us-central1-a', 'us-central1-b', 'us-central1-c'])"
+    }
+
+
+def test_gke_standard_without_zones_has_no_zone_problems() -> None:
+    """No `gcp.zones`: GKE picks the region's default zones (docs/config.md), so there are none to check."""
+    from gpuplane.config import parse_config
+
+    raw = {
+        "platform": "gke-standard",
+        "cluster": {"name": "f"},
+        "gcp": {"project": "acme-ml-prod", "region": "us-central1"},
+        "gpuPools": [{"name": "inference", "gpu": "l4", "maxNodes": 2}],
+    }
+    assert parse_config(raw).gcp.zones == []  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("platform, unknown", [("gke-standard", "gcp"), ("eks-managed", "aws")])
+def test_a_stack_whose_location_is_unknown_is_one_region_without_a_name(platform: str, unknown: str) -> None:
+    """A component given its cluster's location as an Output leaves the cloud section unknown
+    (`parse_config(unknown=...)`, config/load.py UNKNOWABLE): no region to check the pools against, and the
+    stack is its own single region, named "" (no stand-in)."""
+    from gpuplane.config import parse_config
+    from gpuplane.stack.fleet import region_configs, region_problems
+
+    raw = {
+        "platform": platform,
+        "cluster": {"name": "f"},
+        "gpuPools": [{"name": "inference", "gpu": "l4", "maxNodes": 1}],
+    }
+    config = parse_config(raw, unknown=(unknown,))
+    assert config.gcp is None and config.aws is None
+    assert region_problems(config) == []
+    assert region_configs(config) == [("", config)]
+
+
+def test_gpu_fleet_in_a_users_program_keeps_its_options_and_every_kubeconfig() -> None:
+    """`fleet.build` from one's own Pulumi program (as tests/test_library.py runs components under mocks): the
+    GpuFleet component takes the caller's options (here its parent), each region's platform sits under it, and
+    `kubeconfigs` is one secret holding each region's kubeconfig, whose context is GKE's
+    `gke_PROJECT_LOCATION_CLUSTER` (what `gcloud container clusters get-credentials` writes) for the region's
+    cluster `NAME-REGION` (docs/fleets.md)."""
+    import pulumi
+    import yaml
+    from pulumi.runtime.stack import run_pulumi_func
+    from pulumi.runtime.sync_await import _sync_await
+
+    from gpuplane.config import parse_config
+    from gpuplane.plan.mocks import PlanMocks
+    from gpuplane.plan.runner import install
+    from gpuplane.plan.stackfile import StackFile
+    from gpuplane.stack.fleet import build
+
+    config = parse_config(
+        {
+            "platform": "gke-standard",
+            "cluster": {"name": "f"},
+            "gcp": {"project": "acme-ml-prod", "region": "us-central1"},
+            "fleet": {"regions": [{"region": "us-central1", "quota": {"l4": 4}}, {"region": "us-east4"}]},
+            "gpuPools": [{"name": "inference", "gpu": "l4", "maxNodes": 4}],
+        }
+    )
+    outputs: dict[str, Any] = {}
+
+    def program() -> None:
+        mine = pulumi.ComponentResource("acme:index:Platform", "acme")
+        outputs.update(build(config, "gpuplane.gcp.platform:build", opts=pulumi.ResourceOptions(parent=mine)))
+
+    monitor = install(StackFile(project="lib", stack="test", config={}), PlanMocks())
+    _sync_await(run_pulumi_func(program))
+    regs = list(monitor.registrations)
+    (mine,) = [r for r in regs if r.type == "acme:index:Platform"]
+    (fleet,) = [r for r in regs if r.type == "gpuplane:index:GpuFleet"]
+    assert fleet.parent == mine.urn
+    assert fleet.urn == "urn:pulumi:test::lib::acme:index:Platform$gpuplane:index:GpuFleet::f"
+    assert len([r for r in regs if r.parent == fleet.urn]) == 2  # one platform per region
+    kubeconfigs = outputs["kubeconfigs"]
+    assert _sync_await(kubeconfigs.is_secret())
+    documents = _sync_await(kubeconfigs.future())
+    assert sorted(documents) == ["us-central1", "us-east4"]
+    for region, text in documents.items():
+        assert yaml.safe_load(text)["current-context"] == f"gke_acme-ml-prod_{region}_f-{region}", region
+
+
+def test_every_catalog_aws_family_has_regions() -> None:
+    """Each AWS instance family of the GPU catalog has a row in the availability table: a family without one would
+    be "not offered" in every region (`stack.fleet.offered`) and listed nowhere (`where_offered`)."""
+    from gpuplane.catalog.availability import AWS_REGIONS
+
+    families = {i.split(".")[0] for gpu in GPUS.values() if gpu.aws is not None for i in gpu.aws.instances}
+    assert families - set(AWS_REGIONS) == set()

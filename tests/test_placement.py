@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,7 @@ import yaml
 from gpuplane.config import ConfigError, namespace_of, parse_config
 from gpuplane.config.model import StackConfig
 from gpuplane.plan import Plan, load
-from gpuplane.scheduling.placement import placement, pod
+from gpuplane.scheduling.placement import placement, pod, stack_gpu_nodes
 
 from .conftest import ROOT, STACKS, schema_version, stack_with
 from .graph import RELEASE, could_match, kube_objects, node_models, tolerates
@@ -85,17 +86,20 @@ def test_resource_names_follow_the_sharing_mechanism() -> None:
 
 
 @pytest.mark.parametrize(
-    ("stack", "pool", "gpus", "message"),
+    ("stack", "pool", "gpus", "key", "message"),
     [
-        ("gcp-standard", "inference", 2, "inference nodes offer 1 to 1 nvidia.com/gpu, not 2"),
-        ("gcp-standard", "training", 9, "training nodes offer 1 to 8 nvidia.com/gpu, not 9"),
-        ("gcp-standard", "nope", 1, "no GPU pool 'nope' in this stack (pools: inference, training)"),
+        ("gcp-standard", "inference", 2, "gpus", "inference nodes offer 1 to 1 nvidia.com/gpu, not 2"),
+        ("gcp-standard", "training", 9, "gpus", "training nodes offer 1 to 8 nvidia.com/gpu, not 9"),
+        # 8 A100 40GB per p4d, 7 x 1g.5gb MIG instances per A100 (NVIDIA MIG user guide, A100 profiles): 56
+        ("aws-karpenter", "notebooks", 57, "gpus", "notebooks nodes offer 1 to 56 nvidia.com/mig-1g.5gb, not 57"),
+        ("gcp-standard", "nope", 1, "pool", "no GPU pool 'nope' in this stack (pools: inference, training)"),
     ],
 )
-def test_placement_errors(stack: str, pool: str, gpus: int, message: str) -> None:
+def test_placement_errors(stack: str, pool: str, gpus: int, key: str, message: str) -> None:
+    """Each error names the argument the caller got wrong (`pool`, `gpus`: the CLI's and the API's names)."""
     with pytest.raises(ConfigError) as info:
         placement(config(stack), pool, gpus)
-    assert [m for _, m in info.value.problems] == [message]
+    assert info.value.problems == [(key, message)]
 
 
 def test_cli_prints_the_fragment(capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,11 +145,15 @@ def test_tolerations_follow_the_seeds_pod_spec() -> None:
         TaintArgs(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_SCHEDULE),
         TaintArgs(key="cloud.google.com/gke-spot", value="true", effect=TaintEffect.NO_EXECUTE),
         TaintArgs(key="team", value="ml"),
+        TaintArgs(key="dedicated", effect=TaintEffect.PREFER_NO_SCHEDULE),
     ]
     assert tolerations(taints) == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true", "effect": "NoExecute"},
         {"key": "team", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+        # a taint without a value has the empty value (core/v1 Taint.value is an optional string), and an Equal
+        # toleration matches it with value "" (core/v1 Toleration: "otherwise just a regular string"; null is no string)
+        {"key": "dedicated", "operator": "Equal", "value": "", "effect": "PreferNoSchedule"},
     ]
 
 
@@ -177,3 +185,171 @@ def test_the_pod_carries_the_fragment() -> None:
     assert spec.get("nodeSelector") == f.get("nodeSelector") and p["metadata"].get("annotations") == f.get(
         "annotations"
     )
+
+
+# --- whole pools on exact examples, each value written out from the platform's docs ---
+
+
+def config_with(base: str, **overrides: Any) -> StackConfig:
+    return parse_config(namespace_of(stack_with(base, **overrides).flat_config()))
+
+
+def nodes_of(cfg: StackConfig, pool: str) -> Any:
+    (nodes,) = [n for n in stack_gpu_nodes(cfg) if n["pool"] == pool]
+    return nodes
+
+
+def required(fragment: dict[str, Any]) -> list[dict[str, Any]]:
+    return fragment["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+
+
+def test_a_spot_time_shared_gke_pool_selects_spot_shared_nodes_and_offers_one_share_per_pod() -> None:
+    """gcp-standard's `inference`: spot L4s, 1 per node, at most 8 nodes, time-shared by 4. The labels GKE puts on
+    its nodes: `cloud.google.com/gke-nodepool`, `cloud.google.com/gke-accelerator: nvidia-l4` (GKE, "About GPUs"),
+    `cloud.google.com/gke-spot: "true"` on Spot VMs (GKE, "Spot VMs"), `cloud.google.com/gke-gpu-sharing-strategy:
+    time-sharing` and `cloud.google.com/gke-max-shared-clients-per-gpu: "4"` (GKE, "Time-sharing GPUs"). A container
+    gets at most 1 time-shared `nvidia.com/gpu` (GKE, "About GPU sharing strategies": "at most 1 nvidia.com/gpu can
+    be requested"); the pool offers 8 nodes x 1 GPU x 4 clients = 32. gpuplane labels its nodes with the stack's
+    cluster (`ml-gke`), pool and GPU."""
+    cfg = config("gcp-standard")
+    nodes = nodes_of(cfg, "inference")
+    expressions = [
+        {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["inference"]},
+        {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-l4"]},
+        {"key": "cloud.google.com/gke-spot", "operator": "In", "values": ["true"]},
+        {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "In", "values": ["time-sharing"]},
+        {"key": "cloud.google.com/gke-max-shared-clients-per-gpu", "operator": "In", "values": ["4"]},
+    ]
+    assert nodes["affinity"] == expressions
+    assert (nodes["resource"], nodes["capacity"], nodes["nodes"], nodes["ceiling"]) == ("nvidia.com/gpu", 1, 8, 32)
+    assert dict(nodes["labels"]) == {
+        "cloud.google.com/gke-nodepool": "inference",
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "cloud.google.com/gke-spot": "true",
+        "cloud.google.com/gke-gpu-sharing-strategy": "time-sharing",
+        "cloud.google.com/gke-max-shared-clients-per-gpu": "4",
+        "gpuplane.io/cluster": "ml-gke",
+        "gpuplane.io/pool": "inference",
+        "gpuplane.io/gpu": "l4",
+    }
+    fragment = placement(cfg, "inference")
+    assert required(fragment) == [{"matchExpressions": expressions}]
+    assert tolerates(fragment["tolerations"], ("cloud.google.com/gke-spot", "true", "NoSchedule"))
+    # the on-demand pool of the same stack selects no spot nodes (GKE puts gke-spot on Spot VMs only)
+    assert nodes_of(cfg, "training")["affinity"] == [
+        {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["training"]},
+        {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-a100"]},
+    ]
+
+
+def test_an_mps_pool_offers_one_share_per_pod_and_replicas_per_gpu_in_all() -> None:
+    """MPS on GKE: the nodes are labelled `cloud.google.com/gke-gpu-sharing-strategy: mps` and
+    `cloud.google.com/gke-max-shared-clients-per-gpu` (GKE, "Share GPUs with multiple workloads using NVIDIA MPS");
+    each container asks for one shared `nvidia.com/gpu` (ibid., and GKE's "at most 1 nvidia.com/gpu" for shared
+    GPUs). 3 nodes x 2 L4s x 8 clients = 48 shares in the pool."""
+    pools = [
+        {"name": "mps", "gpu": "l4", "gpusPerNode": 2, "maxNodes": 3, "sharing": {"strategy": "mps", "replicas": 8}}
+    ]
+    cfg = config_with("gcp-standard", gpuPools=pools)
+    nodes = nodes_of(cfg, "mps")
+    assert nodes["affinity"] == [
+        {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["mps"]},
+        {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-l4"]},
+        {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "In", "values": ["mps"]},
+        {"key": "cloud.google.com/gke-max-shared-clients-per-gpu", "operator": "In", "values": ["8"]},
+    ]
+    assert (nodes["resource"], nodes["capacity"], nodes["ceiling"]) == ("nvidia.com/gpu", 1, 48)
+    assert placement(cfg, "mps", 1)["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    with pytest.raises(ConfigError) as info:
+        placement(cfg, "mps", 2)
+    assert info.value.problems == [("gpus", "mps nodes offer 1 to 1 nvidia.com/gpu, not 2")]
+
+
+def test_a_mig_pool_offers_every_slice_of_every_gpu() -> None:
+    """aws-karpenter's `notebooks`: one p4d (8 x A100 40GB) cut into 1g.5gb MIG instances, 7 per A100 (NVIDIA MIG
+    user guide, A100 profiles), each its own resource `nvidia.com/mig-1g.5gb` (device plugin, mixed strategy):
+    one pod may take all 56 of a node; the pool (1 node) offers 56."""
+    cfg = config("aws-karpenter")
+    nodes = nodes_of(cfg, "notebooks")
+    assert (nodes["resource"], nodes["capacity"], nodes["ceiling"]) == ("nvidia.com/mig-1g.5gb", 56, 56)
+    assert placement(cfg, "notebooks", 56)["resources"] == {"limits": {"nvidia.com/mig-1g.5gb": 56}}
+
+
+def test_pool_taint_effects_reach_the_node_model_and_the_tolerations() -> None:
+    """A pool's own taints keep their effects in its `gpu_nodes` (what Kueue's flavor and node agents read), and
+    the fragment tolerates each with that effect: a toleration with another effect does not match (core/v1
+    Toleration.effect), so a NoExecute taint tolerated as NoSchedule would keep the pod off the node."""
+    taints = [
+        {"key": "dedicated", "value": "training", "effect": "NoExecute"},
+        {"key": "team", "effect": "PreferNoSchedule"},
+    ]
+    pools = [{"name": "training", "gpu": "a100-40gb", "gpusPerNode": 8, "maxNodes": 2, "taints": taints}]
+    cfg = config_with("gcp-standard", gpuPools=pools)
+    assert [dict(t) for t in nodes_of(cfg, "training")["taints"]] == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": "dedicated", "value": "training", "effect": "NoExecute"},
+        {"key": "team", "value": "", "effect": "PreferNoSchedule"},
+    ]
+    fragment = placement(cfg, "training", 8)
+    assert fragment["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "dedicated", "operator": "Equal", "value": "training", "effect": "NoExecute"},
+        {"key": "team", "operator": "Equal", "value": "", "effect": "PreferNoSchedule"},
+    ]
+    for taint in [("dedicated", "training", "NoExecute"), ("team", "", "PreferNoSchedule")]:
+        assert tolerates(fragment["tolerations"], taint)
+
+
+def test_compute_class_nodes_carry_the_class_taint_with_its_effect() -> None:
+    """GKE taints the nodes it creates for a ComputeClass `cloud.google.com/compute-class=<class>:NoSchedule` (GKE,
+    "About custom ComputeClasses"); a Kubernetes taint always has an effect (core/v1 Taint.effect is required), so
+    the class's `gpu_nodes` spells it out, as it does the GPU taint's."""
+    pools = [{"name": "a100", "gpu": "a100-40gb", "gpusPerNode": 4, "maxNodes": 1, "capacity": ["flex-start"]}]
+    nodes = nodes_of(config_with("gcp-nap", gpuPools=pools), "a100")
+    assert [dict(t) for t in nodes["taints"]] == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": "cloud.google.com/compute-class", "value": "gpuplane-a100", "effect": "NoSchedule"},
+    ]
+    assert all(isinstance(t["effect"], str) for t in nodes["taints"])
+
+
+def test_a_placement_on_nodes_without_a_stated_capacity_takes_one_unit() -> None:
+    """Your own `gpu_nodes` entry may leave `capacity` out: the fragment then asks for one unit, and more is refused
+    (nothing says a node of it has more), naming `gpus`."""
+    nodes: Any = {"pool": "byo", "labels": {}, "taints": [{"key": "dedicated"}], "resource": "nvidia.com/gpu"}
+    fragment = placement(nodes)
+    assert fragment["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert fragment["tolerations"] == [{"key": "dedicated", "operator": "Equal", "value": "", "effect": "NoSchedule"}]
+    with pytest.raises(ConfigError) as info:
+        placement(nodes, gpus=2)
+    assert info.value.problems == [("gpus", "byo nodes offer 1 to 1 nvidia.com/gpu, not 2")]
+
+
+def test_an_autopilot_pod_selects_its_gpu_by_node_selector() -> None:
+    """Autopilot provisions GPU nodes from a Pod's nodeSelector `cloud.google.com/gke-accelerator` (GKE, "Deploy GPU
+    workloads in Autopilot": nvidia-h100-80gb, nvidia-l4) and, for Spot Pods, `cloud.google.com/gke-spot: "true"`
+    (GKE, "Spot Pods"); the Pod asks for the GPUs it was built for."""
+    cfg = config("gcp-autopilot")
+    training = pod(cfg, "training", 8, "probe", "img:1", ["nvidia-smi"])
+    assert training["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}
+    assert training["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 8}}
+    inference = pod(cfg, "inference", 1, "probe", "img:1", ["nvidia-smi"])
+    assert inference["spec"]["nodeSelector"] == {
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "cloud.google.com/gke-spot": "true",
+    }
+
+
+def test_a_gpudirect_pod_carries_the_interface_annotations() -> None:
+    """GKE GPUDirect RDMA on A3 Ultra (GKE, "Maximize GPU network bandwidth ... with GPUDirect"): the Pod's
+    annotations `networking.gke.io/default-interface: eth0` and `networking.gke.io/interfaces`, eth0 on the
+    default network, eth1 on the gVNIC network, eth2 to eth9 on the eight RDMA networks (gpuplane names them
+    `<pool>-gvnic-1`, `<pool>-rdma-<n>`)."""
+    p = pod(config("gcp-multinode"), "training", 8, "probe", "img:1", ["nvidia-smi"])
+    annotations = p["metadata"]["annotations"]
+    assert set(annotations) == {"networking.gke.io/default-interface", "networking.gke.io/interfaces"}
+    assert annotations["networking.gke.io/default-interface"] == "eth0"
+    networks = ["default", "training-gvnic-1", *(f"training-rdma-{i}" for i in range(8))]
+    assert json.loads(annotations["networking.gke.io/interfaces"]) == [
+        {"interfaceName": f"eth{i}", "network": n} for i, n in enumerate(networks)
+    ]

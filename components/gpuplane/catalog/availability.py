@@ -12,8 +12,9 @@ Sources (checked 2026-11; approximate, verify for your account before relying on
   for A4 and G4 zones, and catalogs/v9/aws/vms.csv (EC2 instance-type offerings and the AWS price list) for
   P6-B200, P6-B300 and G7e regions and prices; G4 prices from dstackai/dstack PR #3213 (gpuhunt, GCP billing
   catalog, us-central1, 2025-10). A4X (nvidia-gb200) and A4X Max (nvidia-gb300) zones could not be
-  verified: they have no GCP_ZONES entry, so the fleet checks (`stack.fleet.offered`) refuse them in every
-  listed region until someone adds the zones GCP documents. P6e-GB200 is in the Dallas Local Zone of
+  verified: they have no GCP_ZONES entry, so the fleet and zone checks have no say about them
+  (`stack.fleet.offered` lets them through, `zone_problems` skips them) and GKE places them in the
+  cluster's zones, until someone adds the zones GCP documents. P6e-GB200 is in the Dallas Local Zone of
   us-east-1 (EC2 user guide, "Launch instances using Capacity Blocks").
 """
 
