@@ -119,20 +119,37 @@ class CelError(AssertionError):
     """A CEL rule of a published CRD raised instead of answering (and is not in CEL_UNEVALUABLE)."""
 
 
-def cel_results(obj: Any, schema: dict[str, Any], path: str = "") -> tuple[list[str], int]:
+class _Absent:
+    """No old value correlates with this one (a create, a new key, or an item of a list that is not a map)."""
+
+
+ABSENT = _Absent()
+SAME = _Absent()
+"""`old` unset: the object stored is this one."""
+
+
+def cel_results(obj: Any, schema: dict[str, Any], path: str = "", old: Any = SAME) -> tuple[list[str], int]:
     """(failures, rules evaluated) of the schema's CEL rules on `obj`. Rules without `oldSelf` are checked as on
-    create; transition rules (which the API server skips on create) are checked as on an unchanged update,
-    `oldSelf` = `self` (the second `pulumi up` of the same object). Whether a *changed* value passes them
-    (Kueue's and Karpenter's immutable fields) is not checked here. A rule that raises fails the caller with
-    CelError unless CEL_UNEVALUABLE names it (no CRD gpuplane emits uses `optionalOldSelf`)."""
+    create. Transition rules (those naming `oldSelf`) are checked against `old`, the object stored before an
+    update; without it, as on an unchanged update (`oldSelf` = `self`, the second `pulumi up` of the same
+    object). As the API server does (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go,
+    "transition rules"), a transition rule runs only where the old value correlates: the same property or map
+    key, or the same keys of an `x-kubernetes-list-type: map` item; a new field or another list's item is
+    checked as on create. A rule that raises fails the caller with CelError unless CEL_UNEVALUABLE names it (no
+    CRD gpuplane emits uses `optionalOldSelf`)."""
     import cel
 
+    if old is SAME:
+        old = obj
     failures: list[str] = []
     evaluated = 0
     for rule in schema.get("x-kubernetes-validations", []):
         if rule["rule"] in CEL_UNEVALUABLE:
             continue
-        ctx = cel.Context(variables={"self": obj, "oldSelf": obj}, functions=CEL_FUNCTIONS)
+        if old is ABSENT and "oldSelf" in rule["rule"]:
+            continue
+        variables = {"self": obj} if old is ABSENT else {"self": obj, "oldSelf": old}
+        ctx = cel.Context(variables=variables, functions=CEL_FUNCTIONS)
         try:
             ok = cel.evaluate(rule["rule"], ctx)
         except Exception as exc:  # noqa: BLE001 - reported with the rule, never swallowed
@@ -140,17 +157,21 @@ def cel_results(obj: Any, schema: dict[str, Any], path: str = "") -> tuple[list[
         evaluated += 1
         if ok is not True:
             failures.append(f"{path or '<root>'}: {rule.get('message', rule['rule'])}")
-    children: list[tuple[Any, dict[str, Any], str]] = []
+    children: list[tuple[Any, dict[str, Any], str, Any]] = []
     if isinstance(obj, dict):
+        was = old if isinstance(old, dict) else {}
         for k, v in obj.items():
-            if k in schema.get("properties", {}):
-                children.append((v, schema["properties"][k], f"{path}.{k}"))
-            elif isinstance(schema.get("additionalProperties"), dict):
-                children.append((v, schema["additionalProperties"], f"{path}.{k}"))
+            sub = schema.get("properties", {}).get(k, schema.get("additionalProperties"))
+            if isinstance(sub, dict):
+                children.append((v, sub, f"{path}.{k}", was.get(k, ABSENT)))
     elif isinstance(obj, list) and isinstance(schema.get("items"), dict):
-        children = [(v, schema["items"], f"{path}[{i}]") for i, v in enumerate(obj)]
-    for value, sub, p in children:
-        f, e = cel_results(value, sub, p)
+        keys = schema.get("x-kubernetes-list-map-keys", []) if schema.get("x-kubernetes-list-type") == "map" else []
+        was_items = old if keys and isinstance(old, list) else []
+        for i, v in enumerate(obj):
+            match = [w for w in was_items if all(w.get(k) == v.get(k) for k in keys)]
+            children.append((v, schema["items"], f"{path}[{i}]", match[0] if match else ABSENT))
+    for value, sub, p, was_value in children:
+        f, e = cel_results(value, sub, p, was_value)
         failures += f
         evaluated += e
     return failures, evaluated

@@ -10,6 +10,9 @@ per Pulumi type, input path -> what changing it does. Kinds:
   that nested field is itself ForceNew);
 - ``REMOVED``: replaces only when the value is removed (`customdiff.ForceNewIfChange`);
 - ``CHILD``: replaces a child the component creates (``CHILD:<what>``), not the resource;
+- ``F``: the API server refuses the update (a CEL transition rule of the CRD, "field is immutable"), and
+  ``F_TOPOLOGY`` only when the stored object has `spec.topologyName` (Kueue's ResourceFlavor rules start
+  `!has(oldSelf.topologyName) || ...`);
 - ``-``: updated in place, nothing replaced or rolled (negative cases, so a rule added by mistake fails).
 
 `*` in a path is one map key (the tests use a concrete key).
@@ -350,6 +353,27 @@ CASES: dict[str, dict[str, str]] = {
         "spec.limits": "-",
         "spec.disruption": "-",
         "metadata.name": "R",
+        # karpenter.sh_nodepools.yaml (v1.14.1) nodeClassRef: "nodeClassRef.group is immutable"
+        # (self.group == oldSelf.group), "nodeClassRef.kind is immutable" (self.kind == oldSelf.kind); its name
+        # may change (drift)
+        "spec.template.spec.nodeClassRef.group": "F",
+        "spec.template.spec.nodeClassRef.kind": "F",
+        "spec.template.spec.nodeClassRef.name": "D",
     },
+    # Kueue v0.19.2 CRDs (config/components/crd/bases): "field is immutable" (self == oldSelf)
+    "kubernetes:kueue.x-k8s.io/v1beta2:Topology": {"spec.levels": "F", "metadata.labels": "-"},
+    "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue": {"spec.clusterQueue": "F", "spec.stopPolicy": "-"},
+    "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck": {"spec.controllerName": "F", "spec.parameters.name": "-"},
+    # ResourceFlavor spec rules: "nodeLabels are immutable when topologyName is set", the same for tolerations
+    # and topologyName itself, each `!has(oldSelf.topologyName) || ...`; nodeTaints has no such rule
+    "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor": {
+        "spec.nodeLabels": "F_TOPOLOGY",
+        "spec.tolerations": "F_TOPOLOGY",
+        "spec.topologyName": "F_TOPOLOGY",
+        "spec.nodeTaints": "-",
+    },
+    # resource.nvidia.com_computedomains.yaml (dra-driver-nvidia-gpu v0.4.1): "A computeDomain.spec is
+    # immutable" (self == oldSelf on spec)
+    "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain": {"spec": "F", "spec.numNodes": "F", "metadata.labels": "-"},
     "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": {"spec": "D", "metadata.name": "R", "metadata.labels": "-"},
 }

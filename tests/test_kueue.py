@@ -4,6 +4,7 @@ system nodes, gang admission, DWS and topology."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,16 @@ def kueue_objects(plan: Plan, kind: str | None = None) -> list[dict[str, Any]]:
 
 
 def by_name(plan: Plan, kind: str) -> dict[str, dict[str, Any]]:
+    """The plan's objects of `kind` by name; ResourceFlavors by their pool (label `gpuplane.io/pool`), since a
+    flavor on a topology is named after its pool and a digest of its immutable fields."""
+    if kind == "ResourceFlavor":
+        return {o["metadata"]["labels"]["gpuplane.io/pool"]: o for o in kueue_objects(plan, kind)}
     return {o["metadata"]["name"]: o for o in kueue_objects(plan, kind)}
+
+
+def pool_of(plan: Plan) -> dict[str, str]:
+    """Flavor name -> its pool."""
+    return {o["metadata"]["name"]: pool for pool, o in by_name(plan, "ResourceFlavor").items()}
 
 
 # --- Kueue's admission rules, as Kueue v0.19.2 applies them ---------------------------------------------
@@ -216,7 +226,8 @@ def test_quotas_sum_to_at_most_the_capacity_summarys_ceilings(cloud: str, plans:
     for cq in kueue_objects(plans[cloud], "ClusterQueue"):
         for group in cq["spec"]["resourceGroups"]:
             for f in group["flavors"]:
-                totals[f["name"]] = totals.get(f["name"], 0) + sum(float(x["nominalQuota"]) for x in f["resources"])
+                pool = pool_of(plans[cloud])[f["name"]]
+                totals[pool] = totals.get(pool, 0) + sum(float(x["nominalQuota"]) for x in f["resources"])
     assert totals and all(totals[p] <= ceilings[p] for p in totals), (totals, ceilings)
     assert {(q["pool"], q["team"]) for q in summary["queues"]} == {
         (p, t["name"]) for t in (GCP_QUEUES if cloud == "gcp" else AWS_QUEUES)["teams"] for p in t["quota"]
@@ -317,7 +328,9 @@ def test_dws_admission_check_applies_to_the_queued_pool_only(plans: dict[str, Pl
     assert check["spec"]["controllerName"] == "kueue.x-k8s.io/provisioning-request"
     for cq in kueue_objects(plan, "ClusterQueue"):
         strategy = cq["spec"]["admissionChecksStrategy"]["admissionChecks"]
-        assert strategy == [{"name": r.DWS_CHECK, "onFlavors": ["a3"]}]
+        assert strategy == [
+            {"name": r.DWS_CHECK, "onFlavors": [by_name(plan, "ResourceFlavor")["a3"]["metadata"]["name"]]}
+        ]
     assert not kueue_objects(plans["aws"], "AdmissionCheck")
 
 
@@ -329,6 +342,9 @@ def test_topology_only_on_pools_whose_machines_carry_the_labels(plans: dict[str,
 
     flavors = by_name(plans["gcp"], "ResourceFlavor")
     assert {n for n, f in flavors.items() if "topologyName" in f["spec"]} == {"a3"}
+    # Named after the pool and a digest of its fields Kueue makes immutable on a topology; the others by the pool.
+    assert re.fullmatch(r"a3-[0-9a-f]{8}", flavors["a3"]["metadata"]["name"])
+    assert all(f["metadata"]["name"] == n for n, f in flavors.items() if n != "a3")
     (topo,) = kueue_objects(plans["gcp"], "Topology")
     assert [lv["nodeLabel"] for lv in topo["spec"]["levels"]] == list(TOPOLOGY["gcp"].levels)
     assert not kueue_objects(plans["aws"], "Topology")
@@ -339,7 +355,11 @@ def test_cohort_lists_every_pool_so_teams_can_borrow(plans: dict[str, Plan]) -> 
     cqs = by_name(plans["gcp"], "ClusterQueue")
     prod = cqs["prod"]["spec"]
     assert prod["cohortName"] == "ml"
-    quotas = {f["name"]: f["resources"][0]["nominalQuota"] for g in prod["resourceGroups"] for f in g["flavors"]}
+    quotas = {
+        pool_of(plans["gcp"])[f["name"]]: f["resources"][0]["nominalQuota"]
+        for g in prod["resourceGroups"]
+        for f in g["flavors"]
+    }
     assert quotas == {"inference": 16, "training": 0, "a3": 16}
     assert prod["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "serving"}}
     (lq,) = [o for o in kueue_objects(plans["gcp"], "LocalQueue") if o["metadata"]["name"] == "prod"]
@@ -402,7 +422,11 @@ def test_fixed_pool_that_keeps_its_nodes_gets_the_eks_topology() -> None:
         queues = {"topology": topology, "teams": [{"name": "a", "quota": {"training": 16}}]}
         cfg = parse_flat(stack_with("aws-managed", gpuPools=pools, queues=queues).flat_config())
         objs = objects(kueue_args(cfg))
-        return {o["metadata"]["name"]: o for o in objs if o["kind"] in ("ResourceFlavor", "Topology")}
+        return {
+            o["metadata"]["labels"].get("gpuplane.io/pool", o["metadata"]["name"]): o
+            for o in objs
+            if o["kind"] in ("ResourceFlavor", "Topology")
+        }
 
     static = flavors(2)
     assert static["training"]["spec"]["topologyName"] == "aws-network" and "aws-network" in static

@@ -19,7 +19,7 @@ from gpuplane.plan.stackfile import StackFile
 from .conftest import ROOT, SINGLE, STACKS, cached_plan, session_cache, without_pool
 from .test_upgrade_safety import MUST_NOT_REPLACE, owned_by_pool, pool_candidates, valid
 
-SOURCE = re.compile(r"^[\w.-]+/[\w.-]+ \S+\.(go|ts|json|md)\b")
+SOURCE = re.compile(r"^[\w.-]+/[\w.-]+ \S+\.(go|ts|json|md|yaml)\b")
 
 
 def test_every_rule_cites_an_upstream_file() -> None:

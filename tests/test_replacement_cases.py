@@ -43,6 +43,14 @@ def effect(type_: str, old: dict[str, Any], new: dict[str, Any]) -> set[str]:
     return {f"child:{f.target}" if f.target else f.effect.value for f in change.findings.values()}
 
 
+def merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """`b` laid over `a`, key by key."""
+    out = copy.deepcopy(a)
+    for k, v in b.items():
+        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 def outcomes(type_: str, path: str, kind: str) -> list[tuple[str, dict[str, Any], dict[str, Any], set[str]]]:
     """(what, old inputs, new inputs, expected effects) for one case."""
     changed = (nested(path, "a"), nested(path, "b"))
@@ -58,7 +66,25 @@ def outcomes(type_: str, path: str, kind: str) -> list[tuple[str, dict[str, Any]
             ("added", {}, changed[0], set()),
             ("changed", *changed, set()),
         ]
-    simple = {"R": {"replaces"}, "D": {"disrupts nodes"}, "-": set()}
+    if kind == "F_TOPOLOGY":
+        on = {"spec": {"topologyName": "t"}}
+        old_on, new_on = (merged(on, c) for c in changed)
+        return [
+            ("changed, stored on a topology", old_on, new_on, {"refused by the API server"}),
+            (
+                "set, stored without one",
+                {"spec": {}} if path == "spec.topologyName" else changed[0],
+                merged(on, changed[1]) if path == "spec.topologyName" else changed[1],
+                set(),
+            ),
+            (
+                "removed, stored on a topology",
+                old_on,
+                on if path != "spec.topologyName" else {"spec": {}},
+                {"refused by the API server"},
+            ),
+        ]
+    simple = {"R": {"replaces"}, "D": {"disrupts nodes"}, "F": {"refused by the API server"}, "-": set()}
     expected = simple[kind] if kind in simple else {kind.replace("CHILD:", "child:")}
     return [("changed", *changed, expected)]
 

@@ -166,13 +166,14 @@ def objects(args: KueueQueuesArgs) -> list[dict[str, Any]]:
     if topo is not None and topo["pools"]:
         out.append(r.topology_object(topo))
     on_topology = set(topo["pools"]) if topo is not None else set()
-    out += [r.resource_flavor(n, topo["name"] if topo and n["pool"] in on_topology else None) for n in nodes]
+    flavors = [r.resource_flavor(n, topo["name"] if topo and n["pool"] in on_topology else None) for n in nodes]
+    out += flavors
     if queued_pools:
         resources = [n["resource"] for n in nodes if n["pool"] in queued_pools]
         out += r.provisioning_objects(resources, args.get("queued_max_run_seconds"))
     cohort = args.get("cohort")
     for t in args["teams"]:
-        out.append(r.cluster_queue(t, nodes, cohort, queued_pools))
+        out.append(r.cluster_queue(t, nodes, cohort, queued_pools, r.flavor_names(flavors)))
     if args.get("create_namespaces", True):
         ns_names = dict.fromkeys(r.namespace_of(t) for t in args["teams"])
         out += [namespace_manifest(n, "baseline") for n in ns_names]

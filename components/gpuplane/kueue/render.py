@@ -11,13 +11,15 @@ pkg/scheduler/flavorassigner/flavorassigner.go, `checkFlavorForPodSets`), and th
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..args.inputs import GpuNodes, TaintArgs, TaintEffect
 from ..args.kueue import KueueTeamArgs, KueueTopologyArgs
 from ..catalog.dra import CHANNEL_CLASS, GPU_CLASS, MIG_CLASS
-from ..scheduling.nodes import QUEUED_TAINTS
+from ..scheduling.nodes import POOL_LABEL, QUEUED_TAINTS
 from ..scheduling.placement import affinity_of
 from ..text import yamltext
 
@@ -83,11 +85,27 @@ def taint_dicts(nodes: GpuNodes) -> list[dict[str, str]]:
 
 
 def resource_flavor(nodes: GpuNodes, topology: str | None = None) -> dict[str, Any]:
-    """The pool's ResourceFlavor (named after the pool)."""
+    """The pool's ResourceFlavor, labelled with the pool (`gpuplane.io/pool`) and named after it. On a topology
+    the name also carries a digest of the fields Kueue's CRD makes immutable once `topologyName` is set
+    (`nodeLabels`, `tolerations`, `topologyName`: kueue.x-k8s.io_resourceflavors.yaml v0.19.2, "... are
+    immutable when topologyName is set"). Changing one, or the pool leaving the topology, then makes a new
+    flavor, moves the ClusterQueues to it in place and deletes the old one last: an update in place would be
+    refused, and a flavor deleted first would wait forever, since Kueue keeps a flavor a ClusterQueue names
+    (finalizer `kueue.x-k8s.io/resource-in-use`, pkg/controller/core/resourceflavor_controller.go)."""
     spec: dict[str, Any] = {"nodeLabels": selecting_labels(nodes), "nodeTaints": taint_dicts(nodes)}
+    name = nodes["pool"]
     if topology is not None:
         spec["topologyName"] = topology
-    return {**meta("ResourceFlavor", nodes["pool"]), "spec": spec}
+        fixed = {k: spec[k] for k in ("nodeLabels", "tolerations", "topologyName") if k in spec}
+        name = f"{name}-{hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()[:8]}"
+    obj = {**meta("ResourceFlavor", name), "spec": spec}
+    obj["metadata"]["labels"][POOL_LABEL] = nodes["pool"]
+    return obj
+
+
+def flavor_names(flavors: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Pool -> the name of its ResourceFlavor among `flavors`."""
+    return {f["metadata"]["labels"][POOL_LABEL]: f["metadata"]["name"] for f in flavors}
 
 
 def topology_object(topo: KueueTopologyArgs) -> dict[str, Any]:
@@ -120,16 +138,19 @@ def cluster_queue(
     nodes: Sequence[GpuNodes],
     cohort: str | None = None,
     queued_pools: Sequence[str] = (),
+    flavors: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The team's ClusterQueue: one resource group per resource name, a flavor per pool with its nominal
-    quota. In a cohort every pool is listed (0 where the team has no quota), so it can borrow there."""
+    quota. In a cohort every pool is listed (0 where the team has no quota), so it can borrow there.
+    `flavors` maps a pool to its flavor's name (`flavor_names`; by default the pool's name)."""
+    flavor = dict(flavors or {})
     groups: dict[str, list[dict[str, Any]]] = {}
     for n in nodes:
         quota = team["quota"].get(n["pool"])
         if quota is None and cohort is None:
             continue
-        res = n["resource"]
-        groups.setdefault(res, []).append({"name": n["pool"], "resources": [{"name": res, "nominalQuota": quota or 0}]})
+        res, name = n["resource"], flavor.get(n["pool"], n["pool"])
+        groups.setdefault(res, []).append({"name": name, "resources": [{"name": res, "nominalQuota": quota or 0}]})
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace_of(team)}},
         "resourceGroups": [{"coveredResources": [res], "flavors": flavors} for res, flavors in groups.items()],
@@ -139,7 +160,7 @@ def cluster_queue(
         # A lender takes its quota back when it needs it (kueue docs, concepts/cluster_queue "Preemption").
         spec["preemption"] = {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
     listed = {f["name"] for fl in groups.values() for f in fl}
-    on = [p for p in queued_pools if p in listed]
+    on = [flavor.get(p, p) for p in queued_pools if flavor.get(p, p) in listed]
     if on:
         spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": DWS_CHECK, "onFlavors": on}]}
     return {**meta("ClusterQueue", team["name"]), "spec": spec}

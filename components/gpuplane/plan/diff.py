@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import InputError
 from .deploy.rules import GLOBAL_NAMES
 from .paths import UNSET, changed_paths, changed_values
-from .replacement import Finding, classify, covers, ignored_paths
+from .replacement import Effect, Finding, classify, covers, ignored_paths
 
 __all__ = ["UNSET", "Change", "PlanDiff", "changed_paths", "changed_values", "diff", "load_plan", "to_text"]
 
@@ -43,6 +43,11 @@ class Change:
         """The resource itself is replaced (a child replacement counts as disruptive only)."""
         return any(f.replaces_self for f in self.findings.values())
 
+    @property
+    def refused(self) -> dict[str, str]:
+        """Changed path -> why the API server refuses the update in place (the `up` fails there)."""
+        return {p: f.text() for p, f in self.findings.items() if f.effect is Effect.REFUSED}
+
 
 @dataclass
 class PlanDiff:
@@ -66,6 +71,7 @@ class PlanDiff:
                     "disruptive": c.disruptive,
                     "effects": {p: f.effect.value for p, f in c.findings.items()},
                     "replaces": c.replaces,
+                    **({"refused": c.refused} if c.refused else {}),
                     "values": {p: {"old": _plain(o), "new": _plain(n)} for p, (o, n) in c.values.items()},
                     **({"deletedFirst": c.delete_first} if c.replaces and c.delete_first else {}),
                     **({"ignored": c.ignored} if c.ignored else {}),
@@ -174,13 +180,15 @@ def to_text(d: PlanDiff) -> str:
             lines.append(f"    deleted before its replacement is created: {c.delete_first}")
         for p in c.paths:
             f = c.findings.get(p)
-            mark = f"  [DISRUPTIVE: {f.text()}]" if f else ""
+            mark = f"  [{'REFUSED' if f.effect is Effect.REFUSED else 'DISRUPTIVE'}: {f.text()}]" if f else ""
             values = f": {show(c.values[p][0])} → {show(c.values[p][1])}" if p in c.values else ""
             lines.append(f"    {p}{values}{mark}")
         for p in c.ignored:
             lines.append(f"    {p}  (ignored: ignoreChanges)")
     summary = f"{len(d.added)} to add, {len(d.changed)} to change, {len(d.removed)} to remove"
     lines.append(summary + ("; DISRUPTIVE changes above" if d.disruptive else "; nothing disruptive"))
+    if any(c.refused for c in d.changed):
+        lines.append("the API server refuses an update above: `pulumi up` fails there (replace or recreate the object)")
     return "\n".join(lines)
 
 

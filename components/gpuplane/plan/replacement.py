@@ -15,6 +15,10 @@ file and field):
 
 `DISRUPTS` is for in-place updates that recreate or roll nodes (GKE node machine changes, EKS node group
 version updates, Karpenter drift): not a replacement of the pool itself.
+
+`REFUSED` is for in-place updates the API server refuses: a custom resource field whose published CRD has a
+transition rule (`self == oldSelf`, "field is immutable"). pulumi-kubernetes patches the object, the API
+server answers 422 and `pulumi up` fails there. It does not apply when the object is replaced.
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from .replacement_table import NO_REPLACE_INPUTS, TABLE, RawRule
+from .replacement_kubernetes import RawRule
+from .replacement_table import NO_REPLACE_INPUTS, TABLE
 
 
 class Effect(StrEnum):
     REPLACES = "replaces"
     DISRUPTS = "disrupts nodes"
+    REFUSED = "refused by the API server"
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,8 @@ class Rule:
     """Only removing the path counts (a `customdiff.ForceNewIfChange` on removal)."""
     target: str = ""
     """What is replaced when it is a child the component creates, not the resource itself."""
+    old_has: str = ""
+    """Only when the stored object has this path (a transition rule guarded by `has(oldSelf.x)`)."""
 
     def matches(self, path: str) -> bool:
         pattern = "^" + re.escape(self.path).replace(r"\*", r"[^.\[]+") + ("$" if self.exact else r"(?:$|[.\[])")
@@ -57,7 +65,8 @@ def _rule(raw: RawRule) -> Rule:
     path, effect, why, source, *flags = raw
     opts = dict.fromkeys(f for f in flags if f in ("exact", "when_removed"))
     target = next((f.removeprefix("target=") for f in flags if f.startswith("target=")), "")
-    return Rule(path, Effect(effect), why, source, "exact" in opts, "when_removed" in opts, target)
+    old_has = next((f.removeprefix("old_has=") for f in flags if f.startswith("old_has=")), "")
+    return Rule(path, Effect(effect), why, source, "exact" in opts, "when_removed" in opts, target, old_has)
 
 
 RULES: Mapping[str, tuple[Rule, ...]] = MappingProxyType({t: tuple(_rule(r) for r in rs) for t, rs in TABLE.items()})
@@ -155,9 +164,16 @@ def classify(
             if not r.when_removed
             or (old is not None and new is not None and _present(old, r.path) and not _present(new, r.path))
         ]
+        hits = [r for r in hits if not r.old_has or (old is not None and _present(old, r.old_has))]
         if any(covers(c, p) for c in roc):
             out[p] = Finding(p, Effect.REPLACES, "replaceOnChanges set on the resource", "pulumi resource option")
         elif hits:
-            best = min(hits, key=lambda r: (r.effect is not Effect.REPLACES, bool(r.target)))
+            best = min(hits, key=lambda r: (_RANK[r.effect], bool(r.target)))
             out[p] = Finding(p, best.effect, best.why, best.source, best.target)
+    if any(f.replaces_self for f in out.values()):  # a new object: no transition for the API server to refuse
+        out = {p: f for p, f in out.items() if f.effect is not Effect.REFUSED}
     return out
+
+
+_RANK = {Effect.REPLACES: 0, Effect.REFUSED: 1, Effect.DISRUPTS: 2}
+"""Which of several rules matching one path wins: a replacement, then a refusal, then a disruption."""

@@ -2,7 +2,8 @@
 
 Paths are Pulumi input names (camelCase, list blocks pluralised by the bridge, e.g. terraform
 `guest_accelerator` -> `guestAccelerators`). Sources name the upstream repo, file and schema field.
-Flags: "exact" (an SDKv2 ForceNew block: only adding/removing it replaces), "when_removed", "target=<child>".
+Flags: "exact" (an SDKv2 ForceNew block: only adding/removing it replaces), "when_removed", "target=<child>",
+"old_has=<path>" (only when the stored object has that path).
 See components/gpuplane/plan/replacement.py for how they are read.
 """
 
@@ -11,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-RawRule = tuple[str, ...]
-
-R, D = "replaces", "disrupts nodes"
+from .replacement_kubernetes import KUBERNETES, D, R, RawRule, forcenew
 
 TPG = "hashicorp/terraform-provider-google google/services/"
 GKE_CLUSTER = TPG + "container/resource_container_cluster.go"
@@ -24,14 +23,6 @@ EKS_CLUSTER = TPA + "eks/cluster.go"
 EKS_NG = TPA + "eks/node_group.go"
 PEKS_CLUSTER = "pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts"
 PEKS_NG = "pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts createManagedNodeGroupInternal"
-KARPENTER_DRIFT = "kubernetes-sigs/karpenter website/content/en/docs/concepts/disruption.md (Drift)"
-
-
-def forcenew(
-    source: str, *fields: tuple[str, str], why: str = "immutable: a new value is a new resource"
-) -> list[RawRule]:
-    """(pulumi path, terraform field) pairs that are ForceNew / RequiresReplace in `source`."""
-    return [(path, R, why, f"{source} `{tf}` ForceNew") for path, tf in fields]
 
 
 def _node_config(prefix: str) -> list[RawRule]:
@@ -103,6 +94,7 @@ _EKS_NG_ROLL = [
 
 TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
     {
+        **KUBERNETES,
         "gcp:container/cluster:Cluster": [
             *forcenew(
                 GKE_CLUSTER,
@@ -396,61 +388,6 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
         "aws:autoscaling/tag:Tag": forcenew(
             TPA + "autoscaling/group_tag.go", ("autoscalingGroupName", "autoscaling_group_name"), ("tag", "tag")
         ),
-        "kubernetes:helm.sh/v3:Release": forcenew(
-            "pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go Diff forceNewFields",
-            ("name", ".name"),
-            ("namespace", ".namespace"),
-            why="a new release name or namespace is a new release",
-        ),
-        "kubernetes:core/v1:ConfigMap": [
-            (
-                k,
-                R,
-                "ConfigMap data is immutable unless the provider sets enableConfigMapMutable (gpuplane does not)",
-                f"pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties `.{k}`",
-            )
-            for k in ("data", "binaryData")
-        ],
-        "kubernetes:apps/v1:DaemonSet": [
-            (
-                "spec.selector",
-                R,
-                "a DaemonSet's selector is immutable",
-                "pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties apps/v1 DaemonSet "
-                "`.spec.selector`",
-            )
-        ],
-        "kubernetes:batch/v1:Job": [
-            (
-                k,
-                R,
-                "a Job's pod template, selector and counts are immutable",
-                f"pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties batch/v1 Job `.{k}`",
-            )
-            for k in ("spec.completions", "spec.parallelism", "spec.selector", "spec.template")
-        ],
-        # Conservative: pulumi-kubernetes replaces the provider only when the kubeconfig's active cluster differs
-        # (DiffConfig getActiveClusterFromConfig); a path diff cannot tell, so any change is taken as replacing.
-        "pulumi:providers:kubernetes": [
-            (
-                k,
-                R,
-                "a different active cluster replaces the provider and every object it manages",
-                "pulumi/pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig getActiveClusterFromConfig",
-            )
-            for k in ("kubeconfig", "context", "cluster")
-        ],
-        "kubernetes:karpenter.sh/v1:NodePool": [
-            ("spec.template", D, "existing nodes drift and Karpenter replaces them", KARPENTER_DRIFT),
-        ],
-        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": [
-            (
-                "spec",
-                D,
-                "existing nodes drift and Karpenter replaces them",
-                "aws/karpenter-provider-aws pkg/cloudprovider/drift.go; " + KARPENTER_DRIFT,
-            ),
-        ],
     }
 )
 

@@ -11,7 +11,7 @@ cluster or fail.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,10 +30,12 @@ __all__ = [
     "CATALOGUE",
     "CONSTRAINTS",
     "Outcome",
+    "Planned",
     "RoutineChange",
     "check_stack",
     "markdown_table",
     "outcome",
+    "planned_changes",
     "to_text",
 ]
 
@@ -109,6 +111,7 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
             if rolls
             else "in place"
         )
+        out.failures += [f"{name}: {text}" for text in c.refused.values()]
         for rule in CONSTRAINTS:
             if rule.type == c.type and rule.refuses(by_urn[c.urn]["inputs"], new["inputs"], how):
                 out.failures.append(f"{name}: {rule.why} ({rule.source})")
@@ -120,34 +123,57 @@ def plan_against(stack: StackFile, cloud: Cloud | None = None) -> Plan:
     return plan_stack(stack, PlanMocks(cloud=cloud))
 
 
-def check_stack(
+@dataclass(frozen=True)
+class Planned:
+    """One routine change on a stack, planned: the stored state before it and the plan after it (both plan
+    JSON documents), or why it does not apply."""
+
+    change: RoutineChange
+    base: Mapping[str, Any] | None = None
+    head: Mapping[str, Any] | None = None
+    refused_by_config: str = ""
+
+
+def planned_changes(
     stack: StackFile,
     changes: tuple[RoutineChange, ...] = CATALOGUE,
     planner: Callable[[StackFile, Cloud | None], Plan] = plan_against,
-) -> list[Outcome]:
-    """Every routine change on `stack`: planned offline (by `planner`, which a test may cache) against what
-    the unchanged stack left in the cloud, and compared with the unchanged stack's plan."""
+) -> Iterator[Planned]:
+    """Every routine change on `stack`, planned offline (by `planner`, which a test may cache) against what the
+    unchanged stack left in the cloud."""
     first = planner(stack, None)
-    out = []
     for change in changes:
         start = change.start(copy.deepcopy(stack.config)) if change.start else stack.config
         edited = change.apply(copy.deepcopy(start)) if start is not None else None
         if edited is None or start is None:
-            out.append(Outcome(change.id, change.what, applies=False))
+            yield Planned(change)
             continue
         try:
             for config in (start, edited):
                 parse_config(raw(config))
         except ConfigError as exc:
-            out.append(Outcome(change.id, change.what, applies=False, refused_by_config=str(exc)))
+            yield Planned(change, refused_by_config=str(exc))
             continue
 
         def plan(config: dict[str, Any], cloud: Cloud | None = None) -> Plan:
             return planner(StackFile(stack.project, stack.stack, config, stack.path), cloud)
 
         base = first if change.start is None else plan(start)
-        head = plan(edited, cloud_after(base))
-        out.append(outcome(change, stored(base), head.to_json()))
+        yield Planned(change, stored(base), plan(edited, cloud_after(base)).to_json())
+
+
+def check_stack(
+    stack: StackFile,
+    changes: tuple[RoutineChange, ...] = CATALOGUE,
+    planner: Callable[[StackFile, Cloud | None], Plan] = plan_against,
+) -> list[Outcome]:
+    """Every routine change on `stack` (`planned_changes`), compared with the unchanged stack's plan."""
+    out = []
+    for p in planned_changes(stack, changes, planner):
+        if p.base is None or p.head is None:
+            out.append(Outcome(p.change.id, p.change.what, applies=False, refused_by_config=p.refused_by_config))
+        else:
+            out.append(outcome(p.change, p.base, p.head))
     return out
 
 

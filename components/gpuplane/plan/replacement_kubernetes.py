@@ -1,0 +1,117 @@
+"""The replacement table's Kubernetes rows: pulumi-kubernetes' own replace rules, Karpenter drift, and the
+fields the API server refuses to change (custom resources' CEL transition rules). Same row format as
+`replacement_table`, which merges these in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+RawRule = tuple[str, ...]
+
+R, D, F = "replaces", "disrupts nodes", "refused by the API server"
+
+KARPENTER_DRIFT = "kubernetes-sigs/karpenter website/content/en/docs/concepts/disruption.md (Drift)"
+KUEUE_CRD = "kubernetes-sigs/kueue config/components/crd/bases/kueue.x-k8s.io_{}.yaml (v0.19.2)"
+KARPENTER_CRD = "aws/karpenter-provider-aws pkg/apis/crds/karpenter.sh_nodepools.yaml (v1.14.1)"
+COMPUTE_DOMAIN_CRD = (
+    "kubernetes-sigs/dra-driver-nvidia-gpu deployments/helm/dra-driver-nvidia-gpu/crds/"
+    "resource.nvidia.com_computedomains.yaml (v0.4.1)"
+)
+
+
+def immutable(
+    source: str, *paths: str, why: str = "the CRD marks the field immutable", flags: tuple[str, ...] = ()
+) -> list[RawRule]:
+    """Custom resource fields with a CEL transition rule (`self == oldSelf` or the like) in `source`."""
+    return [(path, F, why, f"{source} `{path}` x-kubernetes-validations", *flags) for path in paths]
+
+
+def forcenew(
+    source: str, *fields: tuple[str, str], why: str = "immutable: a new value is a new resource"
+) -> list[RawRule]:
+    """(pulumi path, terraform field) pairs that are ForceNew / RequiresReplace in `source`."""
+    return [(path, R, why, f"{source} `{tf}` ForceNew") for path, tf in fields]
+
+
+KUBERNETES: Mapping[str, list[RawRule]] = MappingProxyType(
+    {
+        "kubernetes:helm.sh/v3:Release": forcenew(
+            "pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go Diff forceNewFields",
+            ("name", ".name"),
+            ("namespace", ".namespace"),
+            why="a new release name or namespace is a new release",
+        ),
+        "kubernetes:core/v1:ConfigMap": [
+            (
+                k,
+                R,
+                "ConfigMap data is immutable unless the provider sets enableConfigMapMutable (gpuplane does not)",
+                f"pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties `.{k}`",
+            )
+            for k in ("data", "binaryData")
+        ],
+        "kubernetes:apps/v1:DaemonSet": [
+            (
+                "spec.selector",
+                R,
+                "a DaemonSet's selector is immutable",
+                "pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties apps/v1 DaemonSet "
+                "`.spec.selector`",
+            )
+        ],
+        "kubernetes:batch/v1:Job": [
+            (
+                k,
+                R,
+                "a Job's pod template, selector and counts are immutable",
+                f"pulumi/pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties batch/v1 Job `.{k}`",
+            )
+            for k in ("spec.completions", "spec.parallelism", "spec.selector", "spec.template")
+        ],
+        # Conservative: pulumi-kubernetes replaces the provider only when the kubeconfig's active cluster differs
+        # (DiffConfig getActiveClusterFromConfig); a path diff cannot tell, so any change is taken as replacing.
+        "pulumi:providers:kubernetes": [
+            (
+                k,
+                R,
+                "a different active cluster replaces the provider and every object it manages",
+                "pulumi/pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig getActiveClusterFromConfig",
+            )
+            for k in ("kubeconfig", "context", "cluster")
+        ],
+        "kubernetes:karpenter.sh/v1:NodePool": [
+            ("spec.template", D, "existing nodes drift and Karpenter replaces them", KARPENTER_DRIFT),
+            *immutable(
+                KARPENTER_CRD,
+                "spec.template.spec.nodeClassRef.group",
+                "spec.template.spec.nodeClassRef.kind",
+                why="nodeClassRef.group and .kind are immutable",
+            ),
+        ],
+        "kubernetes:kueue.x-k8s.io/v1beta2:Topology": immutable(KUEUE_CRD.format("topologies"), "spec.levels"),
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue": immutable(KUEUE_CRD.format("localqueues"), "spec.clusterQueue"),
+        "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck": immutable(
+            KUEUE_CRD.format("admissionchecks"), "spec.controllerName"
+        ),
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor": immutable(
+            KUEUE_CRD.format("resourceflavors"),
+            "spec.nodeLabels",
+            "spec.tolerations",
+            "spec.topologyName",
+            why="nodeLabels, tolerations and topologyName are immutable once topologyName is set",
+            flags=("old_has=spec.topologyName",),
+        ),
+        "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain": immutable(
+            COMPUTE_DOMAIN_CRD, "spec", why="a ComputeDomain's spec is immutable"
+        ),
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": [
+            (
+                "spec",
+                D,
+                "existing nodes drift and Karpenter replaces them",
+                "aws/karpenter-provider-aws pkg/cloudprovider/drift.go; " + KARPENTER_DRIFT,
+            ),
+        ],
+    }
+)
