@@ -142,7 +142,6 @@ CASES: dict[str, dict[str, str]] = {
                 "project",
                 "initialNodeCount",
                 "maxPodsPerNode",
-                "placementPolicy",
                 "queuedProvisioning",
                 "networkConfig.podRange",
                 "networkConfig.additionalNodeNetworkConfigs",
@@ -152,6 +151,12 @@ CASES: dict[str, dict[str, str]] = {
             )
         },
         **_node_config("D"),
+        # resource_container_node_pool.go: placement_policy ForceNew (a list: its count), policy_name ForceNew,
+        # type and tpu_topology not ForceNew
+        "placementPolicy": "BLOCK",
+        "placementPolicy.policyName": "R",
+        "placementPolicy.type": "-",
+        "placementPolicy.tpuTopology": "-",
         "version": "D",
         "nodeCount": "-",
         "autoscaling.maxNodeCount": "-",

@@ -141,7 +141,6 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
                 ("project", "project"),
                 ("initialNodeCount", "initial_node_count"),
                 ("maxPodsPerNode", "max_pods_per_node"),
-                ("placementPolicy", "placement_policy"),
                 ("queuedProvisioning", "queued_provisioning"),
                 ("networkConfig.podRange", "network_config.pod_range"),
                 ("networkConfig.additionalNodeNetworkConfigs", "network_config.additional_node_network_configs"),
@@ -149,6 +148,16 @@ TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
                 ("networkConfig.podIpv4CidrBlock", "network_config.pod_ipv4_cidr_block"),
                 ("networkConfig.createPodRange", "network_config.create_pod_range"),
             ),
+            # placement_policy: a ForceNew list (SDKv2: adding or removing it replaces); inside it only policy_name is
+            # ForceNew, `type` and `tpu_topology` are not (and no update path sends them).
+            (
+                "placementPolicy",
+                R,
+                "adding or removing the placement policy",
+                f"{GKE_POOL} `placement_policy` ForceNew",
+                "exact",
+            ),
+            *forcenew(GKE_POOL, ("placementPolicy.policyName", "placement_policy.policy_name")),
             *_node_config("nodeConfig"),
             *GKE_NODE_RECREATE,
             ("version", D, "node version upgrade recreates every node", f"{GKE_POOL} `version` (not ForceNew)"),
