@@ -38,6 +38,36 @@ def node_taints(pool: PlannedResource) -> set[tuple[str, str, str]]:
     }
 
 
+EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+"""The EKS API's Taint effects (botocore eks service-2 TaintEffect) in Kubernetes' spelling."""
+MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+POOL = "gpuplane.io/pool"
+
+
+def gpu_pool_taints(plan: Plan) -> dict[str, set[tuple[str, str, str]]]:
+    """gpuplane pool (its `gpuplane.io/pool` node label) -> (key, value, Kubernetes effect) of the taints its
+    nodes start with: GKE node pools (`nodeConfig.taints`), EKS managed node groups (`taints`) and Karpenter or
+    Auto Mode NodePools (`spec.template.spec.taints`, already in Kubernetes' spelling). GKE's auto-provisioners
+    (NAP, Autopilot) taint their nodes themselves and have no entry."""
+    out: dict[str, set[tuple[str, str, str]]] = {}
+    for r in plan.resources:
+        if r.type == NODE_POOL:
+            labels, taints = r.inputs["nodeConfig"].get("labels") or {}, node_taints(r)
+        elif r.type == MANAGED_NODE_GROUP:
+            labels = r.inputs.get("labels") or {}
+            taints = {(t["key"], t.get("value", ""), EKS_EFFECTS[t["effect"]]) for t in r.inputs.get("taints") or []}
+        elif r.type == KARPENTER_NODE_POOL:
+            template = r.inputs["spec"]["template"]
+            labels = (template.get("metadata") or {}).get("labels") or {}
+            taints = {(t["key"], t.get("value", ""), t["effect"]) for t in template["spec"].get("taints") or []}
+        else:
+            continue
+        if POOL in labels:
+            out[labels[POOL]] = taints
+    return out
+
+
 def tolerates(tolerations: list[dict[str, Any]] | None, taint: tuple[str, str, str]) -> bool:
     """Whether tolerations admit a (key, value, effect) taint: written here from the Kubernetes API reference
     (core/v1 Toleration), not the simulator's matcher, so a bug in one is caught by the other.

@@ -1,7 +1,8 @@
 """Hypothesis over the config space of both clouds and every platform: any shipped stack (fleets included) with
 pools added from its cloud's catalog (any GPU, spot or not, shared or not), user taints on them and, on GKE
 Standard, zones of the region, plans, passes the deploy simulator, and puts the NVIDIA software on every GPU
-node, checked with the tests' own matchers written from the Kubernetes API reference (tests/graph.py).
+node (GKE node pools, EKS node groups, Karpenter and Auto Mode NodePools; GKE's auto-provisioners serve their
+own), checked with the tests' own matchers written from the Kubernetes API reference (tests/graph.py).
 
 The suite runs a bounded, derandomized set (GPUPLANE_EXAMPLES, default 8); `benchmarks/property_bench.py`
 runs the same properties randomized with many more examples (GPUPLANE_EXAMPLES, GPUPLANE_RANDOMIZE=1).
@@ -24,7 +25,7 @@ from gpuplane.plan.deploy import check, stated_crds
 from gpuplane.plan.stackfile import StackFile
 
 from .conftest import ROOT, STACKS, cached_plan
-from .graph import RELEASE, gpu_node_pools, node_taints, tolerates
+from .graph import RELEASE, gpu_pool_taints, tolerates
 from .test_upgrade_safety import pool_candidates, valid
 
 EXPLORE = settings(
@@ -78,16 +79,17 @@ def test_any_valid_config_deploys_with_the_gpu_software_on_every_gpu_node(case: 
     plan = cached_plan(stack)
     violations = check(plan, stated_crds(parse_flat(stack.flat_config())))
     assert violations == [], "\n".join(str(v) for v in violations)
-    pools = {p.inputs["name"].rsplit("-", 1)[-1]: p for p in gpu_node_pools(plan)}
+    pools = gpu_pool_taints(plan)
     daemonsets = [tolerations_of(r.inputs["chart"], r.inputs["values"]) for r in plan.by_type(RELEASE)]
     daemonsets = [t for t in daemonsets if t is not None]
+    platform = PLATFORMS[config["gpuplane:platform"]]
     for name in added:
-        pool = pools.get(name)
-        if pool is None:
-            continue  # not a GKE node pool (EKS and auto-provisioners are held by the simulator above)
-        assert daemonsets, "some GPU DaemonSet serves the pool"
+        if platform.name in ("gke-nap", "gke-autopilot"):
+            continue  # GKE taints and serves its auto-provisioned nodes itself (held by the simulator above)
+        assert name in pools, f"pool {name} has GKE node pools, EKS node groups or a Karpenter NodePool"
+        assert daemonsets, "some GPU DaemonSet (gpu-operator, device plugin or dcgm-exporter) serves the pool"
         for tolerations in daemonsets:
-            for taint in node_taints(pool):
+            for taint in pools[name]:
                 assert tolerates(tolerations, taint), (name, taint)
 
 
