@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import hypothesis
 import pytest
 import yaml
 
@@ -32,6 +33,19 @@ from gpuplane.plan.stackfile import StackFile
 
 from .engines import unavailable
 from .mutation_stats import MUTANT, credit, credit_fixtures, fixture_setup, isolated, replayed
+
+RANDOMIZE = os.environ.get("GPUPLANE_RANDOMIZE") == "1"
+"""benchmarks/property_bench.py: the same properties randomized, with GPUPLANE_EXAMPLES_SCALE times the examples."""
+hypothesis.settings.register_profile("suite", derandomize=True, database=None, deadline=None)
+hypothesis.settings.register_profile("explore", derandomize=False, database=None, deadline=None)
+hypothesis.settings.load_profile("explore" if RANDOMIZE else "suite")
+
+
+def examples(n: int) -> int:
+    """A property's example count: `n` in the suite (derandomized, the same examples every run), scaled by
+    GPUPLANE_EXAMPLES_SCALE in the randomized benchmark."""
+    return n * int(os.environ.get("GPUPLANE_EXAMPLES_SCALE", "1"))
+
 
 T = TypeVar("T")
 

@@ -43,7 +43,7 @@ from gpuplane.plan.deploy.autoscaling import gpu_labels, gpu_series
 from gpuplane.plan.deploy.graph import DeployGraph
 from gpuplane.scheduling.placement import stack_gpu_nodes
 
-from .conftest import ROOT, load_stack_config, need_reference, stack_with
+from .conftest import ROOT, examples, load_stack_config, need_reference, stack_with
 from .crd_models import Validators, node_or_skip
 from .engines import checked_prometheus, engine, stop
 from .graph import RELEASE, kube_objects
@@ -740,7 +740,7 @@ def autoscaler_args(draw: Any) -> dict[str, Any]:
     return args
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(args=autoscaler_args())
 def test_any_valid_arguments_render_a_query_the_integration_can_answer(args: dict[str, Any]) -> None:
     spec, _ = spec_of("hypothesis", args)  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ from gpuplane.config.model import StackConfig
 from gpuplane.plan.stackfile import StackFile, load
 
 from .badinput import run_program, set_path, steps
-from .conftest import ROOT, STACKS, session_cache
+from .conftest import ROOT, STACKS, examples, session_cache
 from .summary import record
 
 EXAMPLES = 500
@@ -238,14 +238,11 @@ def check(case: tuple[StackFile, list[str]], tally: Counter[str]) -> None:
 
 @pytest.mark.parametrize("stacks", SHARDS, ids=["+".join(s) for s in SHARDS])
 def test_plan_succeeds_or_one_error_names_each_broken_key(stacks: list[str]) -> None:
-    examples = math.ceil(EXAMPLES * len(stacks) / len(STACKS))  # the shards add up to at least EXAMPLES
+    count = examples(math.ceil(EXAMPLES * len(stacks) / len(STACKS)))  # the shards add up to at least EXAMPLES
     tally: Counter[str] = Counter()
 
     @settings(
-        max_examples=examples,
-        derandomize=True,
-        deadline=None,
-        database=None,
+        max_examples=count,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(broken_stack(stacks))
@@ -254,7 +251,7 @@ def test_plan_succeeds_or_one_error_names_each_broken_key(stacks: list[str]) -> 
 
     prop()
     total = tally["planned"] + tally["refused"]
-    assert total >= examples and tally["planned"] > 0 and tally["refused"] > 0, tally
+    assert total >= count and tally["planned"] > 0 and tally["refused"] > 0, tally
     detail = ", ".join(f"{v} {k}" for k, v in sorted(tally.items()) if k not in ("planned", "refused"))
     record(
         "bad-input property (Hypothesis)",

@@ -20,6 +20,8 @@ from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.runner import install
 from gpuplane.plan.stackfile import StackFile
 
+from .conftest import examples
+
 L4 = [{"name": "l4", "gpu": "l4", "max_nodes": 1}]
 BASES: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "GkeGpuNodePools": (
@@ -124,7 +126,7 @@ def misspell(key: str, how: int) -> str:
     return options[how % 3] or key + "x"
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(BASES)),
     typos=st.lists(st.integers(0, 99), max_size=2),

@@ -13,6 +13,7 @@ from gpuplane.config import ConfigError, parse_config
 from gpuplane.plan import plan_stack
 from gpuplane.plan.stackfile import StackFile
 
+from .conftest import examples
 from .graph import RELEASE, gpu_node_pools, matches, node_taints, tolerates
 
 GCP_GPUS = tuple(
@@ -54,7 +55,7 @@ def gke_config(draw: Any) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(gke_config())
 def test_valid_pools_plan_into_matching_node_pools(raw: dict[str, Any]) -> None:
     plan = plan_stack(StackFile("gpuplane", "fuzz", {f"gpuplane:{k}": v for k, v in raw.items()}))

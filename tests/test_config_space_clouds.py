@@ -4,14 +4,13 @@ Standard, zones of the region, plans, passes the deploy simulator, and puts the 
 node (GKE node pools, EKS node groups, Karpenter and Auto Mode NodePools; GKE's auto-provisioners serve their
 own), checked with the tests' own matchers written from the Kubernetes API reference (tests/graph.py).
 
-The suite runs a bounded, derandomized set (GPUPLANE_EXAMPLES, default 8); `benchmarks/property_bench.py`
-runs the same properties randomized with many more examples (GPUPLANE_EXAMPLES, GPUPLANE_RANDOMIZE=1).
+The suite runs a bounded, derandomized set (8 examples); `benchmarks/property_bench.py`
+runs the same properties randomized with many more examples (GPUPLANE_RANDOMIZE=1).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -24,15 +23,12 @@ from gpuplane.plan import load
 from gpuplane.plan.deploy import check, stated_crds
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, STACKS, cached_plan
+from .conftest import ROOT, STACKS, cached_plan, examples
 from .graph import RELEASE, gpu_pool_taints, tolerates
 from .test_upgrade_safety import pool_candidates, valid
 
 EXPLORE = settings(
-    max_examples=int(os.environ.get("GPUPLANE_EXAMPLES", "8")),
-    derandomize=os.environ.get("GPUPLANE_RANDOMIZE") != "1",
-    database=None,
-    deadline=None,
+    max_examples=examples(8),
     suppress_health_check=list(HealthCheck),
 )
 """Bounded and derandomized in the suite; randomized with many examples in the benchmark."""

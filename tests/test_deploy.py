@@ -589,7 +589,7 @@ from gpuplane.config.base import DNS_LABEL  # noqa: E402
 from gpuplane.plan import load  # noqa: E402
 from gpuplane.plan.deploy import stated_crds  # noqa: E402
 
-from .conftest import ROOT, STACKS, stack_with  # noqa: E402
+from .conftest import ROOT, STACKS, examples, stack_with  # noqa: E402
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -601,7 +601,7 @@ def test_every_shipped_stack_passes_the_deploy_simulator(stack: str, plan_of: An
 NAME_RULES = {"global-name-valid", "global-name-unique", "kubernetes-name-unique"}
 
 
-@settings(max_examples=4, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(4), suppress_health_check=list(HealthCheck))
 @given(
     stack=st.sampled_from(["aws-fleet", "gcp-fleet", "aws-karpenter", "gcp-nap"]),
     name=st.from_regex(DNS_LABEL, fullmatch=True),

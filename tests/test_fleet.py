@@ -14,11 +14,11 @@ from gpuplane.config.model import StackConfig
 from gpuplane.plan import Plan
 from gpuplane.stack.fleet import allocate, spread
 
-from .conftest import FLEETS, STACKS, config_problems, load_stack_config
+from .conftest import FLEETS, STACKS, config_problems, examples, load_stack_config
 from .graph import RELEASE
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(
     total=st.integers(0, 200),
     per_node=st.sampled_from([1, 2, 4, 8]),
@@ -257,7 +257,7 @@ def test_fleet_monitoring_names_cluster_and_region(stack: str, plan_of: Callable
         )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(
     quotas=st.lists(
         st.fixed_dictionaries({"l4": st.integers(0, 24), "a100-40gb": st.integers(0, 24)}), min_size=3, max_size=3

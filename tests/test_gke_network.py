@@ -27,7 +27,7 @@ from gpuplane.plan import Plan, PlannedResource, load
 from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.runner import install
 
-from .conftest import ROOT, load_stack_config, stack_with
+from .conftest import ROOT, examples, load_stack_config, stack_with
 
 POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -119,7 +119,7 @@ def fleet_names(base: str, regions: list[str]) -> list[str]:
     return [f"{base}-{r}" for r in regions if len(f"{base}-{r}") <= 40]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400))
 @given(name=cluster_names)
 def test_node_service_account_id_is_valid_and_keeps_short_names(name: str) -> None:
     sa = node_service_account_id(name)
@@ -129,7 +129,7 @@ def test_node_service_account_id_is_valid_and_keeps_short_names(name: str) -> No
     assert node_service_account_id(name) == sa  # deterministic
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(base=cluster_names, regions=st.lists(st.sampled_from(sorted(known_regions("gcp"))), unique=True, min_size=2))
 def test_fleet_clusters_never_share_a_node_service_account(base: str, regions: list[str]) -> None:
     names = fleet_names(base, regions)
@@ -139,7 +139,7 @@ def test_fleet_clusters_never_share_a_node_service_account(base: str, regions: l
     assert all(RFC1035.fullmatch(r) for r in routers) and len(set(routers)) == len(routers)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(a=cluster_names, b=cluster_names)
 def test_distinct_cluster_names_get_distinct_ids(a: str, b: str) -> None:
     assert (node_service_account_id(a) == node_service_account_id(b)) == (a == b)

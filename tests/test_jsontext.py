@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from gpuplane.text.jsontext import dumps
 
+from .conftest import examples
+
 SCALARS = (
     st.none()
     | st.booleans()
@@ -28,7 +30,7 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@settings(max_examples=examples(300))
 @given(VALUES)
 def test_same_text_as_json_dumps(value: Any) -> None:
     assert dumps(value) == json.dumps(value, indent=2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import shutil
 import subprocess
 import sys
@@ -161,3 +162,23 @@ def test_declared_dependencies_cover_every_import() -> None:
     unknown = third_party - set(module_of)
     assert not unknown, f"map these imports to distributions: {unknown}"
     assert {module_of[m] for m in third_party} <= declared
+
+
+def test_every_property_is_derandomized_here_and_explored_in_the_benchmark() -> None:
+    """The suite runs every Hypothesis property derandomized (profile "suite" in conftest: the same examples on
+    every run, no example database), so no test sets that itself; benchmarks/property_bench.py runs each one
+    randomized with more examples, so its list names every file with a property."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("property_bench", ROOT / "benchmarks" / "property_bench.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    listed = {p.split("::")[0] for p in bench.PROPERTIES}
+    with_properties = set()
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        text = path.read_text()
+        assert not re.search(r"^\s*(derandomize|database)=|settings\(.*\b(derandomize|database)=", text, re.M), path.name
+        if re.search(r"^\s*@given\(", text, re.M):
+            with_properties.add(f"tests/{path.name}")
+    assert with_properties == listed

@@ -219,4 +219,3 @@ def _crd(ref: Any, file: str) -> dict[str, Any]:
     import yaml
 
     return dict(yaml.safe_load((ref / "crds" / file).read_text()))
-

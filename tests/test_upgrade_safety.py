@@ -29,7 +29,7 @@ from gpuplane.plan.diff import changed_paths
 from gpuplane.plan.replacement import classify, covers
 from gpuplane.plan.stackfile import StackFile
 
-from .conftest import ROOT, SINGLE, STACKS, cached_plan, golden, session_cache, stack_with, without_pool
+from .conftest import ROOT, SINGLE, STACKS, cached_plan, examples, golden, session_cache, stack_with, without_pool
 
 CLUSTERS = {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:kms/key:Key"}
 NODE_POOLS = {
@@ -293,7 +293,7 @@ def change_of(draw: Any, stack: str, kind: str) -> tuple[dict[str, Any], dict[st
 
 
 @pytest.mark.parametrize(("stack", "kind"), KINDS)
-@settings(max_examples=6, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_change_touches_only_what_it_is_about(stack: str, kind: str, data: st.DataObject) -> None:
     smaller, larger, subject = data.draw(change_of(stack, kind))

@@ -14,6 +14,8 @@ from gpuplane.monitoring.rules import ExporterPods, RuleSettings, rule_groups, r
 from gpuplane.monitoring.scrape import ScrapeTarget, fleet_scrape_yaml, scrape_job, stack_scrape_yaml
 from gpuplane.text import yamltext
 
+from .conftest import examples
+
 OPTIONS: list[dict[str, Any]] = [
     {"sort_keys": False, "width": 120},
     {"sort_keys": False, "default_flow_style": False},
@@ -31,7 +33,7 @@ DOC = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(DOC)
 def test_dump_matches_safe_dump(doc: Any) -> None:
     for options in OPTIONS:
