@@ -110,6 +110,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_bad_input.py",
             "tests/test_capacity_types.py",
             "tests/test_regions.py",
+            "tests/test_config_oracles.py",
         ],
     ),
 }
@@ -228,6 +229,69 @@ EQUIVALENT: list[tuple[str, str, str]] = [
         r"^\+\s+self\.register_outputs\(None\)$",
         "the SDK sends `outputs or {}` (pulumi/runtime/resource.py register_resource_outputs): None and {} register "
         "the same empty outputs",
+    ),
+    (
+        r"config\.capacity\.x__pool_problems__",
+        r"^-\s+here \+= unsold_capacity\(cloud, at, pool, order\)\n"
+        r"\+\s+here = unsold_capacity\(cloud, at, pool, order\)$",
+        "`here` is still the empty list bound at the top (nothing appended yet) and held by nothing else: extending "
+        "it with unsold_capacity's fresh list, or binding that list, leaves the same problems in the same order",
+    ),
+    (
+        r"config\.capacity\.x__pool_problems__",
+        r'^\+\s+what = "a spot-only class" if (order == \("spot",\) and set\(order\) == \{"spot"\}|'
+        r'order == \("(XXspotXX|SPOT)",\) or set\(order\) == \{"spot"\}|order == \("spot",\) or set\(order\) == '
+        r'\{"(XXspotXX|SPOT)"\}) else',
+        "`set(order) == {'spot'}` holds exactly when `order == ('spot',)`: an order from `capacity` with a repeat was "
+        "refused (and returned) by _order_problem before, and one from `spot` is ('spot',), ('spot', 'on-demand') or "
+        "('on-demand',); either half alone, or both, picks the same wording",
+    ),
+    (
+        r"config\.capacity\.x_eks_capacity_type__",
+        r'^\+\s+order = capacity_order\((None|"XXeks-managedXX"|"EKS-MANAGED"), pool\)$',
+        "capacity_order reads the platform only to ask whether it is in SPOT_FALLS_BACK (eks-karpenter, eks-automode); "
+        "eks-managed is not, nor is None or any other spelling, so every pool gets the same order",
+    ),
+    (
+        r"config\.capacity\.x_gcp_pool_zones__",
+        r"^\+.*\.get\(region\) if (\(gpu and gpu\.gcp\) or True|gpu or gpu\.gcp) else None$",
+        "the guard is always true where gcp_pool_zones runs: its callers (_zone_problems with cfg.gcp set, "
+        "gcp.render.pool_zones) read GKE stacks only (a gcp section on an EKS platform is refused, and a bad gpuPools "
+        "skips the layout checks), whose pools GpuPool._known_gpu limits to catalog GPUs with a GCP offer",
+    ),
+    (
+        r"config\.capacity\.x_pool_machines__",
+        r"^\+.*(default_machine\(pool\.gpusPerNode\) if \(gpu\.gcp\) or True else None\)|return \[found\] if "
+        r"\(found\) or True else \[\])$",
+        'on the GCP branch `found` is always a machine: pool_machines("gcp", ...) runs for GKE stacks only (the GKE '
+        "checks, compute_class, nccl_fabric, the GKE health rows), whose pools have a GCP offer (GpuPool._known_gpu); "
+        "an empty machineType is refused (_machine_carries_gpu), and every GPU count a GCP offer allows "
+        "(GpuPool._count_offered) has a listed machine in the catalog, so default_machine never returns None there",
+    ),
+    (
+        r"config\.consumption\.x_queued_run_duration_problems__",
+        r"^\+\s+if len\(durations\) < 1:$",
+        "with one duration every queued pool has first's maxRunDuration, so the list of pools that differ from it is "
+        "empty: the early `return []` and the comprehension give the same nothing",
+    ),
+    (
+        r"config\.consumption\.x_unsold_capacity__",
+        r"^\+\s+no_blocks = \[i for i in pool_machines\(None, pool\)",
+        'inside `if cloud == "aws"`: pool_machines branches only on `cloud == "gcp"`, so None takes the same AWS '
+        'branch as "aws"',
+    ),
+    (
+        r"config\.pool\.x__cloud__",
+        r"^\+\s+return cloud if \(isinstance\(cloud, str\)\) or True else None$",
+        "the validation context's `cloud` is the platform's cloud name or None (parse_config; no context gives None), "
+        "so returning it as is gives the same str or None",
+    ),
+    (
+        r"config\.regions\.x_known_region__",
+        r"^\+\s+what = f\"\{ARTICLE\.get\(cloud, (None|'XXaXX'|'A')?\)\}",
+        'the article\'s default is never used: known_region is called with "gcp" or "aws" (GcpConfig, AwsConfig), '
+        "or for a fleet (FleetRegion) with the platform's cloud, both ARTICLE keys (a non-str cloud returns before "
+        "the message)",
     ),
 ]
 """(mutant name pattern, pattern over the diff's -/+ lines, why the mutant changes no behaviour): survivors
