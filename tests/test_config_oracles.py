@@ -448,7 +448,9 @@ def test_reserved_managed_group_needs_a_reservation() -> None:
     CapacityReservationTarget); `reserved` alone targets nothing."""
     found = problems(stack(EKS, capacity=["reserved"]))
     assert [path for path, _ in found] == [f"{POOL}.capacity"]
-    assert found[0][1].startswith("reserved capacity needs a reservation")
+    # ... and only by id: a managed node group's launch template names one reservation, never tags
+    # (`reservation.tags` is refused on eks-managed), so the hint names `reservation.ids` alone.
+    assert found[0][1] == "reserved capacity needs a reservation (reservation.ids)"
 
 
 # P6e-GB200 is sold only as UltraServer Capacity Blocks (EC2 user guide, "Capacity Blocks for ML": u-p6e-gb200x36

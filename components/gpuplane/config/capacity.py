@@ -43,6 +43,11 @@ _DURATION = re.compile(r"^([0-9]+)(s|m|h|d)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _RESERVATION_NAME = re.compile(r"(projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 
+RESERVATION_KEYS = {"eks-karpenter": "reservation.ids or .tags", "eks-managed": "reservation.ids"}
+"""How each EKS platform names its reservation: Karpenter selects Capacity Reservations by id or tags
+(EC2NodeClass capacityReservationSelectorTerms); a managed node group's launch template targets one by id
+(EC2 CapacityReservationTarget), so `reservation.tags` is refused there."""
+
 
 def duration_seconds(text: str) -> int:
     m = _DURATION.match(text)
@@ -290,8 +295,9 @@ def _pool_problems(cfg: StackConfig, i: int, pool: GpuPool) -> list[tuple[Loc, s
         here.append(((*at, "maxRunDuration"), "applies to flex-start and queued capacity only"))
     r = pool.reservation
     if r is None:
-        if "reserved" in order and platform in ("eks-karpenter", "eks-managed"):
-            here.append(((*at, "capacity"), "reserved capacity needs a reservation (reservation.ids or .tags)"))
+        if "reserved" in order and platform in RESERVATION_KEYS:
+            keys = RESERVATION_KEYS[platform]
+            here.append(((*at, "capacity"), f"reserved capacity needs a reservation ({keys})"))
         if "reserved" in order and platform in COMPUTE_CLASS_PLATFORMS and not _any_reservation_falls_back(order):
             here.append(((*at, "capacity"), ANY_RESERVATION))
         return here
