@@ -10,6 +10,7 @@ fragment = placement(cfg, "inference", gpus=1)    # or one pool of a parsed stac
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, overload
@@ -45,14 +46,10 @@ def _gke_common(pool: GpuPool) -> list[Expr]:
     return exprs
 
 
-def _gke_auto(platform: str) -> Callable[[GpuPool], list[Expr]]:
+def _gke_auto(platform: str, pool: GpuPool) -> list[Expr]:
     """NAP and Autopilot: the accelerator, and the class's ComputeClass where it has one (`compute_class.py`)."""
-
-    def exprs(pool: GpuPool) -> list[Expr]:
-        own = [_in(COMPUTE_CLASS_LABEL, class_name(pool))] if uses_compute_class(platform, pool) else []
-        return [*_gke_common(pool), *own]
-
-    return exprs
+    own = [_in(COMPUTE_CLASS_LABEL, class_name(pool))] if uses_compute_class(platform, pool) else []
+    return [*_gke_common(pool), *own]
 
 
 def _gke_pool(pool: GpuPool) -> list[Expr]:
@@ -63,31 +60,31 @@ def _eks_managed(pool: GpuPool) -> list[Expr]:
     return [_in(POOL_LABEL, pool.name), _in("eks.amazonaws.com/capacityType", eks_capacity_type(pool))]
 
 
-def _karpenter(prefix: str) -> Callable[[GpuPool], list[Expr]]:
-    def exprs(pool: GpuPool) -> list[Expr]:
-        gpu = lookup(pool.gpu)
-        assert gpu is not None and gpu.aws is not None
-        capacity = capacity_order("eks-karpenter", pool)
-        return [
-            _in("karpenter.sh/nodepool", pool.name),
-            _in("karpenter.sh/capacity-type", *capacity),
-            _in(f"{prefix}/instance-gpu-name", gpu.aws.gpu_name),
-        ]
-
-    return exprs
+def _karpenter(prefix: str, pool: GpuPool) -> list[Expr]:
+    """Karpenter and Auto Mode: the NodePool, its capacity types and the GPU's name under the provider's label
+    prefix."""
+    gpu = lookup(pool.gpu)
+    assert gpu is not None and gpu.aws is not None
+    capacity = capacity_order("eks-karpenter", pool)
+    return [
+        _in("karpenter.sh/nodepool", pool.name),
+        _in("karpenter.sh/capacity-type", *capacity),
+        _in(f"{prefix}/instance-gpu-name", gpu.aws.gpu_name),
+    ]
 
 
 AFFINITY: Mapping[str, Callable[[GpuPool], list[Expr]]] = MappingProxyType(
     {
         "gke-standard": _gke_pool,
-        "gke-nap": _gke_auto("gke-nap"),
-        "gke-autopilot": _gke_auto("gke-autopilot"),
+        "gke-nap": functools.partial(_gke_auto, "gke-nap"),
+        "gke-autopilot": functools.partial(_gke_auto, "gke-autopilot"),
         "eks-managed": _eks_managed,
-        "eks-karpenter": _karpenter("karpenter.k8s.aws"),
-        "eks-automode": _karpenter("eks.amazonaws.com"),
+        "eks-karpenter": functools.partial(_karpenter, "karpenter.k8s.aws"),
+        "eks-automode": functools.partial(_karpenter, "eks.amazonaws.com"),
     }
 )
-"""Platform -> node-affinity expressions selecting one pool's nodes, on labels that platform sets."""
+"""Platform -> node-affinity expressions selecting one pool's nodes, on labels that platform sets (module
+functions bound by `partial`, not closures, so each call runs the function itself)."""
 
 NODE_SELECTOR_PLATFORMS = ("gke-autopilot",)
 """Autopilot provisions GPU nodes from a pod's nodeSelector, so the fragment carries one as well."""
