@@ -10,7 +10,10 @@ chosen test command per mutant). Its limits, and how this script handles them:
   reported as `import-time`, found by tracing which functions a fresh import of the module calls, and kept out
   of the score; the tables they build have behavioural cases of their own (tests/replacement_cases.py).
 - it runs the tests in a process forked from the one that ran them unmutated: tests/conftest.py keys its plan
-  cache and `session_cache` by the mutant (MUTANT_UNDER_TEST), so no mutant is judged on an old plan.
+  cache and `session_cache` by the mutant (MUTANT_UNDER_TEST), so no mutant is judged on an old plan. For a
+  group whose functions planning never calls (traced over every shipped stack, `planning_functions`), the
+  plans are shared by every mutant (they cannot differ), which makes the simulator and lifecycle groups
+  several times faster; other cached values stay per mutant.
 - it maps each function to the tests that called it in one unmutated run, so a plan, cached value or wide-scoped
   fixture computed once would be mapped to the first test that needed it only: tests/mutation_stats.py credits
   every test that reuses it.
@@ -355,6 +358,37 @@ def import_time_functions(module: str) -> set[str]:
     return called - {"<module>"}
 
 
+def planning_functions(modules: list[str]) -> set[tuple[str, str]]:
+    """(file, function) of `modules` (paths under components/gpuplane/) that planning calls: every shipped
+    stack planned once under the mocks, on a first `up` and against what it left, with calls traced. None:
+    no mutant there can change a plan, and the tests' plan cache is shared by every mutant."""
+    import threading
+
+    sys.path.insert(0, str(ROOT / "components"))
+    from gpuplane.plan import load, plan_stack, stack_names
+    from gpuplane.plan.deploy.readback import cloud_after
+    from gpuplane.plan.mocks import PlanMocks
+
+    files = {str(ROOT / "components" / "gpuplane" / m) for m in modules}
+    called: set[tuple[str, str]] = set()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename in files:
+            called.add((frame.f_code.co_filename, frame.f_code.co_name))
+
+    for stack in stack_names(ROOT):
+        first = plan_stack(load(stack, ROOT), PlanMocks())
+        sys.setprofile(profile)
+        threading.setprofile(profile)
+        try:
+            plan_stack(load(stack, ROOT), PlanMocks())
+            plan_stack(load(stack, ROOT), PlanMocks(cloud=cloud_after(first)))
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)  # type: ignore[arg-type]
+    return called
+
+
 def function_of(mutant: str) -> tuple[str, str]:
     """(module, function) of a mutmut mutant name such as `gpuplane.plan.replacement.x_classify__mutmut_3`
     (methods are `xǁClassǁmethod`)."""
@@ -368,6 +402,9 @@ def run_group(group: str, keep: bool) -> dict[str, Any]:
     where = scratch(group, modules, tests)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUTANT_UNDER_TEST")}
     env["GPUPLANE_REQUIRE_ENGINES"] = "1"  # a missing promtool fails rather than making survivors
+    shared = not planning_functions(modules)
+    if shared:
+        env["GPUPLANE_PLANS_SHARED_BY_MUTANTS"] = "1"
     # The scratch copy has no ../shared beside it: point the reference checks at this checkout's, or they
     # would skip and every mutant only they catch would survive.
     reference = Path(os.environ.get("GPUPLANE_REFERENCE", ROOT.parent / "shared" / "reference")).resolve()
@@ -408,6 +445,7 @@ def run_group(group: str, keep: bool) -> dict[str, Any]:
         "seconds": round(seconds, 1),
         "mutmut_exit": run.returncode,
         "reference": "GPUPLANE_REFERENCE" in env,
+        "plans_shared": shared,
         "survivors": survivors,
         **({"scratch": str(where)} if keep else {}),
     }

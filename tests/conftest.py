@@ -191,6 +191,12 @@ are kept per mutant, so a mutant is never judged on a plan the unmutated code ma
 (tests/mutation_stats.py)."""
 
 
+PLANS_SHARED = os.environ.get("GPUPLANE_PLANS_SHARED_BY_MUTANTS") == "1"
+"""Set by benchmarks/mutation.py for a group whose functions planning never calls (it traces a plan of every
+stack): a mutant there cannot change a plan, so every mutant reuses the plans made unmutated. Other session
+caches stay per mutant."""
+
+
 def session_cache(fn: Callable[..., T]) -> Callable[..., T]:
     """`functools.cache`, per mutant under mutation testing (see MUTANT)."""
     memo: dict[Any, T] = {}
@@ -227,7 +233,7 @@ def cached_plan(stack: str | StackFile, cloud: Cloud | None = None) -> Plan:
     sf = load(stack, ROOT) if isinstance(stack, str) else stack
     cloud = cloud or Cloud()
     live = {c: dict(groups) for c, groups in cloud.node_groups.items()}
-    identity = [sf.project, sf.stack, sf.config, live, os.environ.get(MUTANT, "")]
+    identity = [sf.project, sf.stack, sf.config, live, "" if PLANS_SHARED else os.environ.get(MUTANT, "")]
     key = hashlib.sha256(json.dumps(identity, sort_keys=True, default=repr).encode())
     name = key.hexdigest()
     if name in _PLANS:
