@@ -296,9 +296,43 @@ def load_stack_config(stack: str) -> dict[str, Any]:
     return dict(yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])
 
 
-FIRST = ("tests/test_quality.py::test_mypy_strict_on_components", "tests/test_bad_input_property.py::")
-"""Tests started first, so that the other worker runs the rest meanwhile: mypy (minutes on a cold cache, in a
-new clone or CI; seconds once `.mypy_cache/` is warm) and the bad-input property's shards."""
+FIRST = (
+    "tests/test_quality.py::test_mypy_strict_on_components",
+    "tests/test_quality.py::",
+    "tests/test_bad_input_property.py::",
+    "tests/test_lifecycle.py::",
+    "tests/test_replacement.py::",
+    "tests/test_rightsize.py::",
+    "tests/test_upgrade_safety.py::",
+    "tests/test_autoscaling.py::",
+    "tests/test_prometheus_e2e.py::",
+    "tests/test_cost_prometheus.py::",
+    "tests/test_testing.py::",
+    "tests/test_prometheus_integrations.py::",
+    "tests/test_stacks_and_cli.py::",
+    "tests/test_clean_exit.py::",
+    "tests/test_checkov.py::",
+    "tests/test_monitoring_deploy.py::",
+    "tests/test_deploy.py::",
+    "tests/test_monitoring_graph.py::",
+    "tests/test_alert_semantics.py::",
+    "tests/test_preview.py::",
+    "tests/test_provider.py::",
+    "tests/test_kubernetes_objects.py::",
+    "tests/test_diff.py::",
+    "tests/test_config_space.py::",
+    "tests/test_construct_path.py::",
+    "tests/test_bad_input.py::",
+    "tests/test_crd_models.py::",
+    "tests/test_cost_rules.py::",
+)
+"""Tests started first, the longest files first (by their seconds in benchmarks/results/suite.json, which
+`benchmarks/suite_bench.py` writes; the files not listed take a second or two each and follow in collection
+order). pytest-xdist (`--dist loadfile --no-loadscope-reorder` in pyproject.toml) hands a worker the next
+whole file in this order as it runs out, so the long files start early and the worker that finishes last ends
+on a short one. mypy leads: minutes on a cold cache (a new clone, CI), seconds once `.mypy_cache/` is warm.
+(Without `--no-loadscope-reorder`, pytest-xdist starts the files with the most tests first: the heavy files with
+a few tests, mypy's among them, would start last.)"""
 
 
 @pytest.hookimpl(hookwrapper=True)

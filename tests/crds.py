@@ -141,6 +141,10 @@ def cel_results(obj: Any, schema: dict[str, Any], path: str = "", old: Any = SAM
 
     if old is SAME:
         old = obj
+    if obj is None:  # a null value skips its rules (validation.go validateExpressions)
+        return [], 0
+    if old is None:  # ... and a null old value correlates with nothing
+        old = ABSENT
     failures: list[str] = []
     evaluated = 0
     for rule in schema.get("x-kubernetes-validations", []):
@@ -168,7 +172,9 @@ def cel_results(obj: Any, schema: dict[str, Any], path: str = "", old: Any = SAM
         keys = schema.get("x-kubernetes-list-map-keys", []) if schema.get("x-kubernetes-list-type") == "map" else []
         was_items = old if keys and isinstance(old, list) else []
         for i, v in enumerate(obj):
-            match = [w for w in was_items if all(w.get(k) == v.get(k) for k in keys)]
+            # k8s.io/apiserver pkg/cel/common/maplist.go: an item has a key only when every key is set and scalar
+            keyed = isinstance(v, dict) and all(isinstance(v.get(k), (str, int, float, bool)) for k in keys)
+            match = [w for w in was_items if keyed and isinstance(w, dict) and all(w.get(k) == v.get(k) for k in keys)]
             children.append((v, schema["items"], f"{path}[{i}]", match[0] if match else ABSENT))
     for value, sub, p, was_value in children:
         f, e = cel_results(value, sub, p, was_value)

@@ -10,6 +10,8 @@ per Pulumi type, input path -> what changing it does. Kinds:
   that nested field is itself ForceNew);
 - ``REMOVED``: replaces only when the value is removed (`customdiff.ForceNewIfChange`);
 - ``CHILD``: replaces a child the component creates (``CHILD:<what>``), not the resource;
+- ``W_GONE``: updated in place, but when a flavor name the queue had is gone (renamed or dropped, not added or
+  reordered) the workloads Kueue admitted on it are disturbed;
 - ``F``: the API server refuses the update (a CEL transition rule of the CRD, "field is immutable"), and
   ``F_TOPOLOGY`` only when the stored object has `spec.topologyName` (Kueue's ResourceFlavor rules start
   `!has(oldSelf.topologyName) || ...`);
@@ -152,7 +154,8 @@ CASES: dict[str, dict[str, str]] = {
         },
         **_node_config("D"),
         # resource_container_node_pool.go: placement_policy ForceNew (a list: its count), policy_name ForceNew,
-        # type and tpu_topology not ForceNew
+        # type and tpu_topology not ForceNew, and no update path sends them: a change is planned as an update that
+        # never applies (a perpetual diff; gpuplane only ever sets type COMPACT or no policy)
         "placementPolicy": "BLOCK",
         "placementPolicy.policyName": "R",
         "placementPolicy.type": "-",
@@ -348,6 +351,13 @@ CASES: dict[str, dict[str, str]] = {
         "spec.selector": "R",  # diff.go forceNewProperties for apps/v1 DaemonSet
         "spec.template": "-",
     },
+    # diff.go forceNewProperties: `deployment` (apps/v1) .spec.selector; core/v1 Service .spec.clusterIP,
+    # ResourceQuota .spec.scopes; a Secret without enableSecretMutable (gpuplane does not set it): .type, .data and
+    # .stringData
+    "kubernetes:apps/v1:Deployment": {"spec.selector": "R", "spec.replicas": "-", "spec.template": "-"},
+    "kubernetes:core/v1:Service": {"spec.clusterIP": "R", "spec.ports": "-", "spec.selector": "-"},
+    "kubernetes:core/v1:ResourceQuota": {"spec.scopes": "R", "spec.hard": "-"},
+    "kubernetes:core/v1:Secret": {"type": "R", "data": "R", "stringData": "R", "metadata.labels": "-"},
     # pulumi-kubernetes provider.go DiffConfig: a different active cluster replaces the provider (gpuplane takes
     # any kubeconfig change as one: a path diff cannot see which cluster is active)
     "pulumi:providers:kubernetes": {"kubeconfig": "R", "context": "R", "cluster": "R", "enableServerSideApply": "-"},
@@ -364,6 +374,14 @@ CASES: dict[str, dict[str, str]] = {
         "spec.template.spec.nodeClassRef.group": "F",
         "spec.template.spec.nodeClassRef.kind": "F",
         "spec.template.spec.nodeClassRef.name": "D",
+    },
+    # Kueue v0.19.2: a ClusterQueue moved to another flavor name keeps its admitted workloads' usage under the old
+    # name (pkg/cache/scheduler/clusterqueue.go updateQuotasAndResourceGroups) and drops the DWS check of those
+    # admitted on it (pkg/workload/workload.go AdmissionChecksForWorkload); quotas and cohorts update plainly
+    "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue": {
+        "spec.resourceGroups": "W_GONE",
+        "spec.admissionChecksStrategy": "W_GONE",
+        "spec.cohortName": "-",
     },
     # Kueue v0.19.2 CRDs (config/components/crd/bases): "field is immutable" (self == oldSelf)
     "kubernetes:kueue.x-k8s.io/v1beta2:Topology": {"spec.levels": "F", "metadata.labels": "-"},

@@ -131,6 +131,8 @@ def test_an_aws_eks_cluster_gives_karpenter_its_name_and_provider() -> None:
 
 
 def test_a_gke_cluster_with_its_project_from_provider_config_gives_pools_exporter_and_queues_all() -> None:
+    made: dict[str, Any] = {}
+
     def program() -> None:
         sa = gcp.serviceaccount.Account("nodes", account_id="research-nodes")
         cluster = gcp.container.Cluster("research", remove_default_node_pool=True, initial_node_count=1)
@@ -149,7 +151,7 @@ def test_a_gke_cluster_with_its_project_from_provider_config_gives_pools_exporte
         dcgm = DcgmExporter(
             "dcgm", {"cluster": cluster, "host": ExporterHost.GKE, "gpu_nodes": pools.gpu_nodes}, opts=after
         )
-        KueueQueues(
+        made["queues"] = KueueQueues(
             "queues",
             {"cluster": cluster, "gpu_nodes": pools.gpu_nodes, "teams": [{"name": "vision", "quota": {"l4": 4}}]},
             opts=after,
@@ -161,6 +163,8 @@ def test_a_gke_cluster_with_its_project_from_provider_config_gives_pools_exporte
         )
 
     p = plan(program, **{"gcp:project": "my-proj", "gcp:zone": "europe-west4-a"})
+    # No topology here: the pool's flavor is named after the pool, and the output says so.
+    assert made["queues"].flavors == {"l4": "l4"}
     (pool,) = [r for r in of(p, "gcp:container/nodePool:NodePool") if r.name == "gpu-l4"]
     assert pool.inputs["cluster"] == f"projects/my-proj/locations/europe-west4-a/clusters/{engine_name('research')}"
     assert pool.inputs["project"] == "my-proj" and pool.inputs["location"] == "europe-west4-a"

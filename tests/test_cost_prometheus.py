@@ -59,7 +59,9 @@ def exposition(kind: str) -> str:
 
 def start(kind: str, workdir: Path) -> tuple[str, list[Any]]:
     platform, integration = KINDS[kind]
-    m = MonitoringConfig(integration=integration, idleWindow="4s")  # type: ignore[arg-type]
+    # Two scrapes long: the first scrape comes ~5 s after startup (Prometheus' discovery and scrape managers
+    # update every 5 s), then the idle cost waits one whole window more.
+    m = MonitoringConfig(integration=integration, idleWindow="2s")  # type: ignore[arg-type]
     groups = rule_groups(settings_for(platform, m, None, COST))
     for g in groups:
         g["interval"] = "1s"
@@ -106,5 +108,5 @@ def test_a_running_prometheus_records_the_same_dollars(kind: str, servers: dict[
         got = {q: _value(base, q) for q in WANT}
         if all(v is not None and abs(v - WANT[q]) < 1e-9 for q, v in got.items()):
             break
-        time.sleep(0.5)
+        time.sleep(0.25)
     assert got == WANT, kind

@@ -66,6 +66,26 @@ def outcomes(type_: str, path: str, kind: str) -> list[tuple[str, dict[str, Any]
             ("added", {}, changed[0], set()),
             ("changed", *changed, set()),
         ]
+    if kind == "W_GONE":
+
+        def queue(*names: str) -> dict[str, Any]:
+            if path == "spec.resourceGroups":
+                flavors = [{"name": n, "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]} for n in names]
+                return {"spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": flavors}]}}
+            return {"spec": {"admissionChecksStrategy": {"admissionChecks": [{"name": "c", "onFlavors": list(names)}]}}}
+
+        requeues = {"disrupts admitted workloads"}
+        more_quota = merged(queue("a"), {})
+        if path == "spec.resourceGroups":
+            more_quota["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = 16
+        return [
+            ("renamed", queue("a"), queue("a-1"), requeues),
+            ("one dropped", queue("a", "b"), queue("b"), requeues),
+            ("renamed while another is added", queue("a"), queue("b", "a-1"), requeues),
+            ("one added", queue("a"), queue("a", "b"), set()),
+            ("reordered", queue("a", "b"), queue("b", "a"), set()),
+            *([("quota raised", queue("a"), more_quota, set())] if path == "spec.resourceGroups" else []),
+        ]
     if kind == "F_TOPOLOGY":
         on = {"spec": {"topologyName": "t"}}
         old_on, new_on = (merged(on, c) for c in changed)
@@ -84,7 +104,13 @@ def outcomes(type_: str, path: str, kind: str) -> list[tuple[str, dict[str, Any]
                 {"refused by the API server"},
             ),
         ]
-    simple = {"R": {"replaces"}, "D": {"disrupts nodes"}, "F": {"refused by the API server"}, "-": set()}
+    simple = {
+        "R": {"replaces"},
+        "D": {"disrupts nodes"},
+        "F": {"refused by the API server"},
+        "W": {"disrupts admitted workloads"},
+        "-": set(),
+    }
     expected = simple[kind] if kind in simple else {kind.replace("CHILD:", "child:")}
     return [("changed", *changed, expected)]
 

@@ -68,8 +68,12 @@ def test_transition_rules_see_the_stored_object_where_it_correlates() -> None:
     plain = copy.deepcopy(stored)
     plain["spec"]["plain"] = [{"size": 9}]
     assert cel_results(plain, SCHEMA, old=stored)[0] == []
-    # A field the stored object lacked is created, not changed.
+    # A field the stored object lacked is created, not changed; so is one stored as null.
     assert cel_results(stored, SCHEMA, old={"spec": {}})[0] == []
+    assert cel_results(stored, SCHEMA, old={"spec": {"queue": None}})[0] == []
+    # A list-map item without every key set correlates with nothing.
+    keyless = {"spec": {"items": [{"size": 1}]}}
+    assert cel_results({"spec": {"items": [{"size": 2}]}}, SCHEMA, old=keyless)[0] == []
 
 
 def custom_resource(resource: dict[str, Any]) -> tuple[str, str] | None:
@@ -142,6 +146,8 @@ def test_a_pool_moving_off_or_onto_a_topology_is_not_refused(before: StackFile, 
     assert len(flavors_added) == len(flavors_removed) == 1, (flavors_added, flavors_removed)
     (queue,) = [c for c in outcome_diff(base, head).changed if kinds[c.urn] == "ClusterQueue"]
     assert not queue.replaces
+    # ... and says what the move does to jobs already admitted on the old flavor (drain the queue first).
+    assert len(outcome.workloads) == 1 and "stopPolicy: Hold" in outcome.workloads[0]
 
 
 def outcome_diff(base: Any, head: Any) -> Any:

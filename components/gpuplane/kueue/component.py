@@ -82,6 +82,8 @@ class KueueQueues(pulumi.ComponentResource):
     """Kueue's namespace."""
     queues: dict[str, str]
     """Team -> `namespace/name` of its LocalQueue (what jobs name in `kueue.x-k8s.io/queue-name`)."""
+    flavors: dict[str, str]
+    """Pool -> the name of its ResourceFlavor (a flavor on a topology carries a digest of its immutable fields)."""
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
@@ -107,7 +109,8 @@ class KueueQueues(pulumi.ComponentResource):
             f"{name}-release", "kueue", RELEASE, namespace, values, pulumi.ResourceOptions(parent=self, depends_on=[ns])
         )
         made: dict[tuple[str, str], pulumi.Resource] = {}
-        for obj in objects(args):
+        planned = objects(args)
+        for obj in planned:
             kind, md = obj["kind"], obj["metadata"]
             res_name = f"{name}-{ROLES[kind]}-{md['name']}"
             if kind == "Namespace":
@@ -121,7 +124,8 @@ class KueueQueues(pulumi.ComponentResource):
             )
         self.namespace = ns.metadata.name
         self.queues = {t["name"]: f"{r.namespace_of(t)}/{t['name']}" for t in args["teams"]}
-        self.register_outputs({"namespace": self.namespace, "queues": self.queues})
+        self.flavors = r.flavor_names([o for o in planned if o["kind"] == "ResourceFlavor"])
+        self.register_outputs({"namespace": self.namespace, "queues": self.queues, "flavors": self.flavors})
 
 
 ROLES = {

@@ -90,8 +90,11 @@ def resource_flavor(nodes: GpuNodes, topology: str | None = None) -> dict[str, A
     (`nodeLabels`, `tolerations`, `topologyName`: kueue.x-k8s.io_resourceflavors.yaml v0.19.2, "... are
     immutable when topologyName is set"). Changing one, or the pool leaving the topology, then makes a new
     flavor, moves the ClusterQueues to it in place and deletes the old one last: an update in place would be
-    refused, and a flavor deleted first would wait forever, since Kueue keeps a flavor a ClusterQueue names
-    (finalizer `kueue.x-k8s.io/resource-in-use`, pkg/controller/core/resourceflavor_controller.go)."""
+    refused, and a flavor deleted first would stay Terminating until the delete timed out, since Kueue keeps a
+    flavor a ClusterQueue names (finalizer `kueue.x-k8s.io/resource-in-use`,
+    pkg/controller/core/resourceflavor_controller.go). Joining a topology renames too (Kueue would allow that
+    in place; the name follows the fields). Jobs admitted on the old flavor leave the queue's accounting:
+    `gpuplane diff` says so (drain the queue first)."""
     spec: dict[str, Any] = {"nodeLabels": selecting_labels(nodes), "nodeTaints": taint_dicts(nodes)}
     name = nodes["pool"]
     if topology is not None:

@@ -188,7 +188,10 @@ def to_text(d: PlanDiff) -> str:
     summary = f"{len(d.added)} to add, {len(d.changed)} to change, {len(d.removed)} to remove"
     lines.append(summary + ("; DISRUPTIVE changes above" if d.disruptive else "; nothing disruptive"))
     if any(c.refused for c in d.changed):
-        lines.append("the API server refuses an update above: `pulumi up` fails there (replace or recreate the object)")
+        lines.append(
+            "the API server refuses an update above: `pulumi preview` and `pulumi up` fail there (replace or recreate "
+            "the object)"
+        )
     return "\n".join(lines)
 
 

@@ -18,7 +18,11 @@ version updates, Karpenter drift): not a replacement of the pool itself.
 
 `REFUSED` is for in-place updates the API server refuses: a custom resource field whose published CRD has a
 transition rule (`self == oldSelf`, "field is immutable"). pulumi-kubernetes patches the object, the API
-server answers 422 and `pulumi up` fails there. It does not apply when the object is replaced.
+server answers 422 and `pulumi preview` (a server-side dry run) and `pulumi up` fail there. It does not apply
+when the object is replaced.
+
+`REQUEUES` is for in-place updates that leave running or queued workloads on something that is gone (a Kueue
+ClusterQueue moved to a renamed flavor).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Effect(StrEnum):
     REPLACES = "replaces"
     DISRUPTS = "disrupts nodes"
     REFUSED = "refused by the API server"
+    REQUEUES = "disrupts admitted workloads"
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Rule:
     """What is replaced when it is a child the component creates, not the resource itself."""
     old_has: str = ""
     """Only when the stored object has this path (a transition rule guarded by `has(oldSelf.x)`)."""
+    when_gone: str = ""
+    """Only when a value the stored object has at this path (`*` for any key or index) is gone from the new one."""
 
     def matches(self, path: str) -> bool:
         pattern = "^" + re.escape(self.path).replace(r"\*", r"[^.\[]+") + ("$" if self.exact else r"(?:$|[.\[])")
@@ -66,7 +73,8 @@ def _rule(raw: RawRule) -> Rule:
     opts = dict.fromkeys(f for f in flags if f in ("exact", "when_removed"))
     target = next((f.removeprefix("target=") for f in flags if f.startswith("target=")), "")
     old_has = next((f.removeprefix("old_has=") for f in flags if f.startswith("old_has=")), "")
-    return Rule(path, Effect(effect), why, source, "exact" in opts, "when_removed" in opts, target, old_has)
+    gone = next((f.removeprefix("when_gone=") for f in flags if f.startswith("when_gone=")), "")
+    return Rule(path, Effect(effect), why, source, "exact" in opts, "when_removed" in opts, target, old_has, gone)
 
 
 RULES: Mapping[str, tuple[Rule, ...]] = MappingProxyType({t: tuple(_rule(r) for r in rs) for t, rs in TABLE.items()})
@@ -146,6 +154,25 @@ def _present(tree: Any, path: str) -> bool:
     return True
 
 
+def _leaves(tree: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    """(dot path, value) of every leaf, lists as `[i]` (as `paths.changed_values` spells them)."""
+    if isinstance(tree, Mapping):
+        for k, v in tree.items():
+            yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(tree, list):
+        for i, v in enumerate(tree):
+            yield from _leaves(v, f"{prefix}[{i}]")
+    else:
+        yield prefix, tree
+
+
+def _gone(pattern: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    """Some value the old tree has at `pattern` is not among the new tree's values there."""
+    at = Rule(pattern, Effect.REQUEUES, "", "", exact=True)
+    before = {repr(v) for p, v in _leaves(old or {}) if at.matches(p)}
+    return bool(before - {repr(v) for p, v in _leaves(new or {}) if at.matches(p)})
+
+
 def classify(
     type_: str,
     paths: Iterable[str],
@@ -165,6 +192,7 @@ def classify(
             or (old is not None and new is not None and _present(old, r.path) and not _present(new, r.path))
         ]
         hits = [r for r in hits if not r.old_has or (old is not None and _present(old, r.old_has))]
+        hits = [r for r in hits if not r.when_gone or _gone(r.when_gone, old, new)]
         if any(covers(c, p) for c in roc):
             out[p] = Finding(p, Effect.REPLACES, "replaceOnChanges set on the resource", "pulumi resource option")
         elif hits:
@@ -175,5 +203,5 @@ def classify(
     return out
 
 
-_RANK = {Effect.REPLACES: 0, Effect.REFUSED: 1, Effect.DISRUPTS: 2}
+_RANK = {Effect.REPLACES: 0, Effect.REFUSED: 1, Effect.DISRUPTS: 2, Effect.REQUEUES: 3}
 """Which of several rules matching one path wins: a replacement, then a refusal, then a disruption."""

@@ -9,7 +9,9 @@ from types import MappingProxyType
 
 RawRule = tuple[str, ...]
 
-R, D, F = "replaces", "disrupts nodes", "refused by the API server"
+R, D, F, W = "replaces", "disrupts nodes", "refused by the API server", "disrupts admitted workloads"
+
+K8S_DIFF = "pulumi/pulumi-kubernetes provider/pkg/provider/diff.go"
 
 KARPENTER_DRIFT = "kubernetes-sigs/karpenter website/content/en/docs/concepts/disruption.md (Drift)"
 KUEUE_CRD = "kubernetes-sigs/kueue config/components/crd/bases/kueue.x-k8s.io_{}.yaml (v0.19.2)"
@@ -60,6 +62,39 @@ KUBERNETES: Mapping[str, list[RawRule]] = MappingProxyType(
                 "`.spec.selector`",
             )
         ],
+        "kubernetes:apps/v1:Deployment": [
+            (
+                "spec.selector",
+                R,
+                "a Deployment's selector is immutable",
+                f"{K8S_DIFF} forceNewProperties apps/v1 Deployment `.spec.selector`",
+            )
+        ],
+        "kubernetes:core/v1:Service": [
+            (
+                "spec.clusterIP",
+                R,
+                "a Service's cluster IP is immutable",
+                f"{K8S_DIFF} forceNewProperties `.spec.clusterIP`",
+            )
+        ],
+        "kubernetes:core/v1:ResourceQuota": [
+            (
+                "spec.scopes",
+                R,
+                "a ResourceQuota's scopes are immutable",
+                f"{K8S_DIFF} forceNewProperties `.spec.scopes`",
+            )
+        ],
+        "kubernetes:core/v1:Secret": [
+            (
+                k,
+                R,
+                "a Secret is replaced, not patched, unless the provider sets enableSecretMutable (gpuplane does not)",
+                f"{K8S_DIFF} forceNewProperties Secret `.{k}`",
+            )
+            for k in ("type", "data", "stringData")
+        ],
         "kubernetes:batch/v1:Job": [
             (
                 k,
@@ -88,6 +123,24 @@ KUBERNETES: Mapping[str, list[RawRule]] = MappingProxyType(
                 "spec.template.spec.nodeClassRef.kind",
                 why="nodeClassRef.group and .kind are immutable",
             ),
+        ],
+        # A ClusterQueue moved to another flavor name (gpuplane renames a topology flavor whose immutable fields
+        # change): Kueue keeps the admitted workloads' usage under the old name, so the new flavor is free to
+        # over-admit until they finish, and it drops the DWS check of workloads admitted on the old flavor.
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue": [
+            (
+                path,
+                W,
+                "workloads admitted on a flavor the queue no longer names leave its accounting and lose its DWS "
+                "check: hold the queue (stopPolicy: Hold) and let it drain first",
+                "kubernetes-sigs/kueue pkg/cache/scheduler/clusterqueue.go updateQuotasAndResourceGroups; "
+                "pkg/workload/workload.go AdmissionChecksForWorkload (v0.19.2)",
+                f"when_gone={names}",
+            )
+            for path, names in (
+                ("spec.resourceGroups", "spec.resourceGroups[*].flavors[*].name"),
+                ("spec.admissionChecksStrategy", "spec.admissionChecksStrategy.admissionChecks[*].onFlavors[*]"),
+            )
         ],
         "kubernetes:kueue.x-k8s.io/v1beta2:Topology": immutable(KUEUE_CRD.format("topologies"), "spec.levels"),
         "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue": immutable(KUEUE_CRD.format("localqueues"), "spec.clusterQueue"),

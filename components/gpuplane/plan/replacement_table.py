@@ -3,7 +3,8 @@
 Paths are Pulumi input names (camelCase, list blocks pluralised by the bridge, e.g. terraform
 `guest_accelerator` -> `guestAccelerators`). Sources name the upstream repo, file and schema field.
 Flags: "exact" (an SDKv2 ForceNew block: only adding/removing it replaces), "when_removed", "target=<child>",
-"old_has=<path>" (only when the stored object has that path).
+"old_has=<path>" (only when the stored object has that path), "when_gone=<path>" (only when a value the stored
+object has there is gone).
 See components/gpuplane/plan/replacement.py for how they are read.
 """
 

@@ -60,6 +60,8 @@ class Outcome:
     """What the cloud or the engine refuses (a failed `up`), or a cluster replaced or removed."""
     capacity_gaps: list[str] = field(default_factory=list)
     """Node pools replaced delete-first: their nodes are gone until the new pool is up."""
+    workloads: list[str] = field(default_factory=list)
+    """Updates that disturb admitted workloads (a queue moved to a renamed flavor): drain the queue first."""
 
     @property
     def ok(self) -> bool:
@@ -69,7 +71,7 @@ class Outcome:
         out: dict[str, Any] = {"change": self.change, "what": self.what, "applies": self.applies}
         if not self.applies:
             return {**out, **({"refusedByConfig": self.refused_by_config} if self.refused_by_config else {})}
-        keys = ("in_place", "rolls", "replaced", "added", "removed", "failures", "capacity_gaps")
+        keys = ("in_place", "rolls", "replaced", "added", "removed", "failures", "capacity_gaps", "workloads")
         camel = {"in_place": "inPlace", "capacity_gaps": "capacityGaps"}
         return {**out, **{camel.get(k, k): getattr(self, k) for k in keys}, "ok": self.ok}
 
@@ -112,6 +114,7 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
             else "in place"
         )
         out.failures += [f"{name}: {text}" for text in c.refused.values()]
+        out.workloads += [f"{name}: {f.text()}" for f in c.findings.values() if f.effect is Effect.REQUEUES]
         for rule in CONSTRAINTS:
             if rule.type == c.type and rule.refuses(by_urn[c.urn]["inputs"], new["inputs"], how):
                 out.failures.append(f"{name}: {rule.why} ({rule.source})")
@@ -193,6 +196,7 @@ def to_text(stack: str, outcomes: list[Outcome]) -> str:
         lines += [f"    rolls nodes: {n}" for n in o.rolls]
         lines += [f"    replaced: {n}" for n in o.replaced]
         lines += [f"    capacity gap: {n}" for n in o.capacity_gaps]
+        lines += [f"    admitted workloads: {n}" for n in o.workloads]
         lines += [f"    FAILS: {n}" for n in o.failures]
     return "\n".join(lines)
 
@@ -219,6 +223,8 @@ def cell(o: Outcome) -> str:
         words.append("nodes drift (replaced once empty)")
     elif o.rolls:
         words.append("rolls nodes")
+    if o.workloads:
+        words.append("drain the queues")
     others = [r for r in o.replaced if r.split("::")[0] not in POOL_TYPES]
     if others:
         words.append(f"{len(others)} replaced")
