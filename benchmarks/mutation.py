@@ -33,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -397,22 +398,52 @@ def function_of(mutant: str) -> tuple[str, str]:
     return module, mangled.split("ǁ")[-1].removeprefix("x_")
 
 
-def run_group(group: str, keep: bool) -> dict[str, Any]:
+def run_group(group: str, keep: bool, budget: float | None = None) -> dict[str, Any]:
+    """Run mutmut over one group in a scratch copy of HEAD and score it. With a `budget` (seconds), mutmut is
+    stopped then: the mutants it did not reach are reported as `not run`, apart from the score."""
     modules, tests = GROUPS[group]
     where = scratch(group, modules, tests)
+    env = group_env(modules)
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [str(MUTMUT), "run"],
+        cwd=where,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        returncode: int | None = process.wait(timeout=budget)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        returncode = None
+    result = score(group, where, env, seconds=time.monotonic() - started, budget_spent=returncode is None)
+    result["mutmut_exit"] = returncode
+    if not keep:
+        shutil.rmtree(where, ignore_errors=True)
+    else:
+        result["scratch"] = str(where)
+    return result
+
+
+def group_env(modules: list[str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUTANT_UNDER_TEST")}
     env["GPUPLANE_REQUIRE_ENGINES"] = "1"  # a missing promtool fails rather than making survivors
-    shared = not planning_functions(modules)
-    if shared:
+    if not planning_functions(modules):
         env["GPUPLANE_PLANS_SHARED_BY_MUTANTS"] = "1"
     # The scratch copy has no ../shared beside it: point the reference checks at this checkout's, or they
     # would skip and every mutant only they catch would survive.
     reference = Path(os.environ.get("GPUPLANE_REFERENCE", ROOT.parent / "shared" / "reference")).resolve()
     if reference.is_dir():
         env["GPUPLANE_REFERENCE"] = str(reference)
-    started = time.monotonic()
-    run = subprocess.run([str(MUTMUT), "run"], cwd=where, env=env, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - started
+    return env
+
+
+def score(group: str, where: Path, env: dict[str, str], seconds: float, budget_spent: bool) -> dict[str, Any]:
+    """The group's result from mutmut's records in scratch copy `where`."""
+    modules, tests = GROUPS[group]
     results = subprocess.run(
         [str(MUTMUT), "results", "--all", "true"], cwd=where, env=env, capture_output=True, text=True, check=False
     ).stdout
@@ -424,7 +455,9 @@ def run_group(group: str, keep: bool) -> dict[str, Any]:
         module, function = function_of(name)
         if status != "killed" and function in at_import.get(module, set()):
             status = "import-time"  # runs while its module is imported, before mutmut switches a mutant on
-        if status not in ("killed", "timeout", "import-time"):
+        elif status == "not checked" and budget_spent:
+            status = "not run"  # the time budget ran out before mutmut reached it
+        if status not in ("killed", "timeout", "import-time", "not run"):
             show = subprocess.run([str(MUTMUT), "show", name], cwd=where, env=env, capture_output=True, text=True)
             diff = show.stdout.split("\n", 1)[-1].strip()
             why = equivalent(name, diff) if status == "survived" else ""
@@ -432,23 +465,24 @@ def run_group(group: str, keep: bool) -> dict[str, Any]:
                 status = "equivalent"
             survivors.append({"mutant": name, "status": status, "diff": diff, **({"equivalent": why} if why else {})})
         counts[status] += 1
-    # Everything but import-time and equivalent mutants counts: "no tests", "suspicious", "segfault" and
-    # "not checked" are survivors as much as "survived" is.
-    scored = sum(n for status, n in counts.items() if status not in ("import-time", "equivalent"))
-    if not keep:
-        shutil.rmtree(where, ignore_errors=True)
+    # Everything but import-time, equivalent and not-run mutants counts: "no tests", "suspicious", "segfault"
+    # and "not checked" are survivors as much as "survived" is.
+    scored = sum(n for status, n in counts.items() if status not in UNSCORED)
     return {
         "modules": modules,
         "tests": tests,
         "counts": dict(counts),
         "score": round((counts["killed"] + counts["timeout"]) / scored, 4) if scored else None,
         "seconds": round(seconds, 1),
-        "mutmut_exit": run.returncode,
         "reference": "GPUPLANE_REFERENCE" in env,
-        "plans_shared": shared,
+        "plans_shared": env.get("GPUPLANE_PLANS_SHARED_BY_MUTANTS") == "1",
+        **({"not_run": counts["not run"]} if counts["not run"] else {}),
         "survivors": survivors,
-        **({"scratch": str(where)} if keep else {}),
     }
+
+
+UNSCORED = ("import-time", "equivalent", "not run")
+"""Statuses kept out of the score (each reported in `counts`)."""
 
 
 def rescore(result: dict[str, Any]) -> dict[str, Any]:
@@ -460,7 +494,7 @@ def rescore(result: dict[str, Any]) -> dict[str, Any]:
             counts[s["status"]] -= 1
             counts["equivalent"] += 1
             s["status"], s["equivalent"] = "equivalent", why
-    scored = sum(n for status, n in counts.items() if status not in ("import-time", "equivalent"))
+    scored = sum(n for status, n in counts.items() if status not in UNSCORED)
     killed = counts["killed"] + counts["timeout"]
     return {
         **result,
@@ -475,6 +509,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results here (merged with the file's other groups)")
     parser.add_argument("--keep", action="store_true", help="keep each scratch copy (mutmut browse there)")
     parser.add_argument("--merge", type=Path, action="append", default=[], help="take these results' groups in")
+    parser.add_argument("--budget", type=float, help="minutes per group; mutants not reached are reported as not run")
+    parser.add_argument("--collect", type=Path, help="score the kept scratch copy of one --group (after a stopped run)")
     args = parser.parse_args()
     out: dict[str, Any] = json.loads(args.json.read_text()) if args.json and args.json.is_file() else {}
     if args.merge:  # results of runs elsewhere: rescored with today's EQUIVALENT, no mutmut run
@@ -483,8 +519,16 @@ def main() -> None:
         if args.json:
             args.json.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
         return
+    if args.collect:
+        (group,) = args.group or [""]
+        modules = GROUPS[group][0]
+        out[group] = score(group, args.collect, group_env(modules), seconds=0.0, budget_spent=True)
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        print(f"{group}: score {out[group]['score']} {out[group]['counts']}")
+        return
     for group in args.group or list(GROUPS):
-        out[group] = run_group(group, args.keep)
+        out[group] = run_group(group, args.keep, args.budget * 60 if args.budget else None)
         r = out[group]
         print(f"{group}: score {r['score']} {r['counts']} in {r['seconds']} s", flush=True)
         if args.json:
