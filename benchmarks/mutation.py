@@ -333,6 +333,10 @@ def scratch(group: str, modules: list[str], tests: list[str]) -> Path:
         "only_mutate": [f"src/gpuplane/{m}" for m in modules],
         "pytest_add_cli_args": ["-n0", "-p", "no:cacheprovider", "-k", "not golden"],
         "pytest_add_cli_args_test_selection": tests,
+        # mutmut stops a mutant's run after (estimate + constant) x 15 x 2 CPU-seconds. With plans shared, a test's
+        # estimate can be a fraction of a second while a mutant that changes what planning is given replans for
+        # real: a 1 s constant called those "timeout" (counted as killed) instead of judging them.
+        "timeout_constant": 5.0,
     }
     with (where / "pyproject.toml").open("a") as f:
         f.write("\n[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in config.items()))
