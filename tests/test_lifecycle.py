@@ -291,3 +291,93 @@ def test_plan_check_reruns_a_program_that_read_live_state_and_a_plain_plan_trust
     assert main(["plan", "aws-managed", "--check"]) == 0
     assert main(["plan", "aws-managed", "--format", "json"]) == 0
     assert seen == [True, False]
+
+
+# --- Exact examples where the mutation benchmark found the rules unheld -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("management", "drifts"),
+    [
+        (None, True),  # GKE auto-upgrades a pool by default (node pool management.autoUpgrade defaults true)
+        ({"autoUpgrade": True}, True),
+        ({"autoUpgrade": False}, False),  # a pool pinned off auto-upgrade keeps the version it was sent
+        ({"autoRepair": True}, True),
+    ],
+)
+def test_a_gke_pools_version_drifts_only_while_gke_auto_upgrades_it(management: Any, drifts: bool) -> None:
+    """terraform-provider-google flattenNodePool reads `version` from the API; GKE moves it only on pools with
+    management.autoUpgrade (GKE docs, "Auto-upgrading nodes": on by default, off only outside release channels)."""
+    pool = {"version": "1.33.5-gke.1201000", **({"management": management} if management is not None else {})}
+    found = [d.rule.path for d in second_up(planned("gcp:container/nodePool:NodePool", pool))]
+    assert found == (["version"] if drifts else [])
+
+
+def test_the_lifecycle_text_says_what_each_change_does() -> None:
+    """`gpuplane lifecycle` text, written out for hand-made outcomes."""
+    refused = "2 problems in the stack config:\n  - gpuPools[0].minNodes: must be at most maxNodes\n  - other\n"
+    results = [
+        Outcome("raise-min-nodes", "raise", applies=False, refused_by_config=refused),
+        Outcome("add-region", "add", applies=False),
+        Outcome("add-pool", "add", in_place=["a"], added=["b", "c"]),
+        Outcome(
+            "remove-pool",
+            "remove",
+            rolls=["NodePool::x"],
+            replaced=["NodePool::y"],
+            removed=["z"],
+            failures=["Cluster::c: the cluster is replaced"],
+            capacity_gaps=["NodePool::y: deleted first"],
+            workloads=["ClusterQueue::q: drain"],
+        ),
+    ]
+    assert routine.to_text("s", results) == "\n".join(
+        [
+            "routine changes on s:",
+            "  raise-min-nodes: does not apply (the config refuses it: gpuPools[0].minNodes: must be at most maxNodes)",
+            "  add-region: does not apply",
+            "  add-pool: OK: 1 updated in place, 0 roll nodes, 0 replaced, 2 added, 0 removed",
+            "  remove-pool: FAILS: 0 updated in place, 1 roll nodes, 1 replaced, 0 added, 1 removed",
+            "    rolls nodes: NodePool::x",
+            "    replaced: NodePool::y",
+            "    capacity gap: NodePool::y: deleted first",
+            "    admitted workloads: ClusterQueue::q: drain",
+            "    FAILS: Cluster::c: the cluster is replaced",
+        ]
+    )
+    # A one-line refusal is shown as it is.
+    assert routine.to_text("s", [Outcome("x", "x", applies=False, refused_by_config="bad")]).endswith(
+        "x: does not apply (the config refuses it: bad)"
+    )
+
+
+def test_the_lifecycle_json_of_a_change_that_does_not_apply() -> None:
+    assert Outcome("x", "y", applies=False).to_json() == {"change": "x", "what": "y", "applies": False}
+    assert Outcome("x", "y", applies=False, refused_by_config="no").to_json() == {
+        "change": "x",
+        "what": "y",
+        "applies": False,
+        "refusedByConfig": "no",
+    }
+    assert Outcome("x", "y", workloads=["q"]).to_json()["workloads"] == ["q"]
+
+
+def test_a_routine_change_is_planned_against_what_the_last_up_left() -> None:
+    """plan_against plans with the cloud the last `up` left: an EKS node group that cluster-autoscaler grew is
+    sent its live desired size (aws.live_size reads it with eks.getNodeGroup), where a first `up` sends 0."""
+    from gpuplane.plan.cloud import Cloud
+    from gpuplane.plan.deploy.readback import cloud_after
+    from gpuplane.plan.routine import plan_against
+
+    stack = load("aws-managed", ROOT)
+    first = plan_against(stack)
+    ((cluster, groups),) = cloud_after(first).node_groups.items()
+    name = next(n for n in groups if "inference" in n)
+    grown = {**groups[name], "scalingConfig": {**groups[name]["scalingConfig"], "desiredSize": 3}}
+    later = plan_against(stack, Cloud(node_groups={cluster: {**groups, name: grown}}))
+
+    def desired(plan: Plan) -> int:
+        (group,) = [r for r in plan.by_type(NG) if r.inputs["nodeGroupNamePrefix"].endswith("-inference-")]
+        return int(group.inputs["scalingConfig"]["desiredSize"])
+
+    assert (desired(first), desired(later)) == (0, 3)
