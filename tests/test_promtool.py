@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from gpuplane.plan import Plan
 
 from .conftest import SINGLE as STACKS
 from .engines import engine
-from .mutation_stats import MUTANT, replayed
+from .mutation_stats import replayed
 
 
 def promtool(*args: str) -> subprocess.CompletedProcess[str]:
@@ -42,7 +41,8 @@ def test_stack_rules_pass_promtool_check(stack: str, plan_of: Callable[..., Plan
 
 
 _RULE_TESTS: dict[Any, subprocess.CompletedProcess[str]] = {}
-"""`promtool_test` results by the bytes of the folder's files (per mutant under mutation testing)."""
+"""`promtool_test` results by the bytes of the folder's files. Shared by every mutant under mutation testing
+(tests/mutation_stats.py): the key is everything promtool reads, so a mutant that changes a rule changes the key."""
 
 
 def promtool_test(folder: Path) -> subprocess.CompletedProcess[str]:
@@ -55,7 +55,7 @@ def promtool_test(folder: Path) -> subprocess.CompletedProcess[str]:
     files = tuple(sorted((p.relative_to(folder).as_posix(), p.read_bytes()) for p in folder.rglob("*") if p.is_file()))
     return replayed(
         _RULE_TESTS,
-        (os.environ.get(MUTANT, ""), files),
+        files,
         lambda: subprocess.run(
             [engine("promtool"), "test", "rules", "gpu.test.yml"],
             cwd=folder,
