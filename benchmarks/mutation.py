@@ -91,6 +91,9 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_gke_auto.py",
             "tests/test_capacity_types.py",
             "tests/test_karpenter_overlay.py",
+            "tests/test_dra.py",
+            "tests/test_health.py",
+            "tests/test_autoscaling.py",
         ],
     ),
     "fleet spread": (
