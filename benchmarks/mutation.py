@@ -165,6 +165,12 @@ EQUIVALENT: list[tuple[str, str, str]] = [
         "spelling, so every pool gets the same order",
     ),
     (
+        r"scheduling\.placement\.x__karpenter__",
+        r"^\+\s+assert gpu is not None or gpu\.aws is not None$",
+        "an assertion that cannot fail on a valid pool: `_karpenter` runs for EKS Karpenter and Auto Mode only, "
+        "after config validation (GpuPool._known_gpu) refused unknown GPUs and GPUs without an AWS offer",
+    ),
+    (
         r"scheduling\.placement\.x__gke_common__",
         r"^\+\s+assert gpu is not None or gpu\.gcp is not None$",
         "an assertion that cannot fail on a valid pool: `_gke_common` runs for GKE platforms only, after config "

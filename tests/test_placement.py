@@ -353,3 +353,22 @@ def test_a_gpudirect_pod_carries_the_interface_annotations() -> None:
     assert json.loads(annotations["networking.gke.io/interfaces"]) == [
         {"interfaceName": f"eth{i}", "network": n} for i, n in enumerate(networks)
     ]
+
+
+@pytest.mark.parametrize(
+    ("stack", "prefix"), [("aws-karpenter", "karpenter.k8s.aws"), ("aws-automode", "eks.amazonaws.com")]
+)
+def test_a_spot_karpenter_pool_falls_back_to_on_demand_and_selects_its_gpu_by_name(stack: str, prefix: str) -> None:
+    """Karpenter's NodePool takes a list of capacity types and launches the cheapest it can (Karpenter docs,
+    "NodePools": `karpenter.sh/capacity-type` In [spot, on-demand] falls back to on-demand), so a `spot: true`
+    pool's pods must accept both; Karpenter labels nodes with the GPU's name under the provider's prefix
+    (`karpenter.k8s.aws/instance-gpu-name`, EKS Auto Mode `eks.amazonaws.com/instance-gpu-name`: L4 is `l4`)."""
+    pools = [{"name": "spotty", "gpu": "l4", "gpusPerNode": 1, "spot": True, "maxNodes": 2}]
+    cfg = config_with(stack, gpuPools=pools, queues=None, autoscaling=None)
+    (term,) = required(placement(cfg, "spotty"))
+    got = {e["key"]: e["values"] for e in term["matchExpressions"]}
+    assert got == {
+        "karpenter.sh/nodepool": ["spotty"],
+        "karpenter.sh/capacity-type": ["spot", "on-demand"],
+        f"{prefix}/instance-gpu-name": ["l4"],
+    }
