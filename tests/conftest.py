@@ -32,7 +32,7 @@ from gpuplane.plan.mocks import PlanMocks
 from gpuplane.plan.stackfile import StackFile
 
 from .engines import unavailable
-from .mutation_stats import MUTANT, credit, credit_fixtures, fixture_setup, isolated, replayed
+from .mutation_stats import MUTANT, credit, credit_fixtures, fixture_setup, hits_of, isolated, replayed
 
 RANDOMIZE = os.environ.get("GPUPLANE_RANDOMIZE") == "1"
 """benchmarks/property_bench.py: the same properties randomized, with GPUPLANE_EXAMPLES_SCALE times the examples."""
@@ -233,7 +233,8 @@ def cached_plan(stack: str | StackFile, cloud: Cloud | None = None) -> Plan:
     sf = load(stack, ROOT) if isinstance(stack, str) else stack
     cloud = cloud or Cloud()
     live = {c: dict(groups) for c, groups in cloud.node_groups.items()}
-    identity = [sf.project, sf.stack, sf.config, live, "" if PLANS_SHARED else os.environ.get(MUTANT, "")]
+    mutant = os.environ.get(MUTANT, "")
+    identity = [sf.project, sf.stack, sf.config, live, "" if PLANS_SHARED and mutant != "fail" else mutant]
     key = hashlib.sha256(json.dumps(identity, sort_keys=True, default=repr).encode())
     name = key.hexdigest()
     if name in _PLANS:
@@ -241,6 +242,10 @@ def cached_plan(stack: str | StackFile, cloud: Cloud | None = None) -> Plan:
     else:
         with isolated(("plan", name)):
             _plan_into_cache(sf, cloud, name)
+        if PLANS_SHARED and hits_of(("plan", name)):  # fail closed: this plan ran code a mutant may change
+            raise RuntimeError(
+                f"plans are shared by mutants, but planning {sf.stack} called {sorted(hits_of(('plan', name)))}"
+            )
     stored = _PLANS[name]
     plan: Plan = copy.deepcopy(stored) if isinstance(stored, Plan) else pickle.loads(stored)
     plan.replan = lambda after: cached_plan(sf, after)  # as plan_stack's own: the stack against that state

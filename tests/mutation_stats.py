@@ -52,6 +52,11 @@ def isolated(key: Hashable) -> Iterator[None]:
         hits |= before
 
 
+def hits_of(key: Hashable) -> frozenset[str]:
+    """The mutated functions the computation under `key` called (stats run only; empty elsewhere)."""
+    return _HITS.get(key, frozenset())
+
+
 def credit(key: Hashable) -> None:
     """Credit the current test with the functions behind `key` (a cached value or fixture it reuses)."""
     hits = _hits()

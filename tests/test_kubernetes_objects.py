@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import kubernetes_validate
@@ -115,3 +116,22 @@ def test_crd_checks_catch_bad_objects() -> None:
     schema = crd_schema(ref, pm["apiVersion"], pm["kind"])
     failures, evaluated = cel_results(pm, schema)
     assert evaluated > 0 and failures, "timeout > interval must break the CRD's CEL rule"
+
+
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+"""k8s.io/apimachinery pkg/util/validation IsDNS1123Subdomain (at most 253) and IsDNS1123Label (at most 63): the
+API server's name check of every custom resource (apiextensions-apiserver's validator calls
+ValidateObjectMetaAccessor with NameIsDNSSubdomain) and of most built-in kinds; namespaces are labels."""
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_object_names_itself_as_the_api_server_accepts(stack: str, plan_of: Callable[..., Plan]) -> None:
+    """Custom resources included (the OpenAPI schemas leave metadata to the API server): an explicit name (no
+    auto-naming, so names are deterministic) that is a lowercase DNS-1123 subdomain, in a DNS-1123 namespace."""
+    for r in kube_objects(plan_of(stack)):
+        md = r.inputs["metadata"]
+        name = md.get("name")
+        assert isinstance(name, str) and len(name) <= 253 and DNS_SUBDOMAIN.fullmatch(name), (r.urn, name)
+        namespace = md.get("namespace")
+        assert namespace is None or (len(namespace) <= 63 and DNS_LABEL.fullmatch(namespace)), (r.urn, namespace)
