@@ -127,7 +127,14 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     ),
     "kueue quotas": (
         ["kueue/render.py"],
-        ["tests/test_kueue.py", "tests/test_kueue_errors.py", "tests/test_library.py", "tests/test_config_errors.py"],
+        [
+            "tests/test_kueue.py",
+            "tests/test_kueue_errors.py",
+            "tests/test_library.py",
+            "tests/test_config_errors.py",
+            "tests/test_dra.py",
+            "tests/test_transition_rules.py",
+        ],
     ),
     "config rules": (
         ["config/pool.py", "config/capacity.py", "config/regions.py", "config/consumption.py"],
@@ -153,6 +160,11 @@ EQUIVALENT: list[tuple[str, str, str]] = [
         r"kueue\.render\.x_chart_values__",
         r"^\+.*yamltext\.dump\(manager_config\(pods_ready_timeout, dra\), (sort_keys=(None|True))?\)$",
         "key order of the Kueue configuration YAML only: the controller decodes it into the same Configuration",
+    ),
+    (
+        r"kueue\.render\.x_(chart_values|manager_config)__",
+        r"^\+.*\bdra: bool = True[,)]",
+        "the default of `dra`: its one caller (KueueQueues) always passes it, and chart_values passes it on",
     ),
     (
         r"rules\.x_rule_groups__",

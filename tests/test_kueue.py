@@ -580,3 +580,34 @@ def test_the_controller_tolerates_the_system_nodes_taints() -> None:
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     assert config["waitForPodsReady"]["timeout"] == "7m"
     assert "tolerations" not in r.chart_values("7m", {"role": "system"})["controllerManager"]
+
+
+def test_a_topology_flavors_name_follows_exactly_the_fields_kueue_freezes() -> None:
+    """The name of a flavor on a topology changes with its nodeLabels or topologyName (frozen by Kueue once
+    topologyName is set), not with the order the labels come in nor with nodeTaints (which Kueue lets change)."""
+    from gpuplane.kueue.render import resource_flavor
+
+    def nodes(*pairs: tuple[str, str], taints: list[Any] | None = None) -> Any:
+        affinity = [{"key": k, "operator": "In", "values": [v]} for k, v in pairs]
+        return {
+            "pool": "train",
+            "resource": "nvidia.com/gpu",
+            "labels": {},
+            "affinity": affinity,
+            "taints": taints or [],
+        }
+
+    labels = (("karpenter.sh/nodepool", "train"), ("karpenter.k8s.aws/instance-gpu-name", "h100"))
+    name = resource_flavor(nodes(*labels), "aws-network")["metadata"]["name"]
+    assert re.fullmatch(r"train-[0-9a-f]{8}", name)
+    assert resource_flavor(nodes(*reversed(labels)), "aws-network")["metadata"]["name"] == name
+    taint = {"key": "team", "value": "ml", "effect": "NoSchedule"}
+    assert resource_flavor(nodes(*labels, taints=[taint]), "aws-network")["metadata"]["name"] == name
+    others = {
+        resource_flavor(nodes(labels[0], ("karpenter.k8s.aws/instance-gpu-name", "h200")), "aws-network")["metadata"][
+            "name"
+        ],
+        resource_flavor(nodes(*labels), "other-topology")["metadata"]["name"],
+        resource_flavor(nodes(*labels))["metadata"]["name"],
+    }
+    assert name not in others and len(others) == 3 and "train" in others

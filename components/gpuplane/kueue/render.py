@@ -99,7 +99,7 @@ def resource_flavor(nodes: GpuNodes, topology: str | None = None) -> dict[str, A
     name = nodes["pool"]
     if topology is not None:
         spec["topologyName"] = topology
-        fixed = {k: spec[k] for k in ("nodeLabels", "tolerations", "topologyName") if k in spec}
+        fixed = {k: spec[k] for k in ("nodeLabels", "topologyName")}  # gpuplane sets no flavor tolerations
         name = f"{name}-{hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()[:8]}"
     obj = {**meta("ResourceFlavor", name), "spec": spec}
     obj["metadata"]["labels"][POOL_LABEL] = nodes["pool"]

@@ -64,8 +64,12 @@ class Rule:
     """Only when a value the stored object has at this path (`*` for any key or index) is gone from the new one."""
 
     def matches(self, path: str) -> bool:
-        pattern = "^" + re.escape(self.path).replace(r"\*", r"[^.\[]+") + ("$" if self.exact else r"(?:$|[.\[])")
-        return re.match(pattern, path) is not None
+        return re.match("^" + _regex(self.path) + ("$" if self.exact else r"(?:$|[.\[])"), path) is not None
+
+
+def _regex(path: str) -> str:
+    """A rule path as a regex: `*` is one key or index."""
+    return re.escape(path).replace(r"\*", r"[^.\[]+")
 
 
 def _rule(raw: RawRule) -> Rule:
@@ -168,9 +172,9 @@ def _leaves(tree: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
 
 def _gone(pattern: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
     """Some value the old tree has at `pattern` is not among the new tree's values there."""
-    at = Rule(pattern, Effect.REQUEUES, "", "", exact=True)
-    before = {repr(v) for p, v in _leaves(old or {}) if at.matches(p)}
-    return bool(before - {repr(v) for p, v in _leaves(new or {}) if at.matches(p)})
+    at = re.compile(_regex(pattern))
+    before = {repr(v) for p, v in _leaves(old or {}) if at.fullmatch(p)}
+    return bool(before - {repr(v) for p, v in _leaves(new or {}) if at.fullmatch(p)})
 
 
 def classify(
