@@ -97,6 +97,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_kubernetes_objects.py",
             "tests/test_crd_models.py",
             "tests/test_monitoring_graph.py",
+            "tests/test_health.py",
         ],
     ),
     "placement": (
