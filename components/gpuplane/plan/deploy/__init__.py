@@ -9,7 +9,7 @@ delays, and anything a chart's templates do that `scheduling.CHART_PODS` does no
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from ...config.model import StackConfig
@@ -218,7 +218,8 @@ def check_kubernetes_names(g: DeployGraph) -> Iterator[Violation]:
             ns, name = str(r.inputs.get("namespace", "default")), helm_release_name(r.inputs, r.name)
         else:
             meta = r.inputs.get("metadata") or {}
-            ns, name = str(meta.get("namespace", "")), kubernetes_name(meta, r.name)
+            ns = "" if r.type.rsplit(":", 1)[-1] in rules.CLUSTER_SCOPED_KINDS else str(meta.get("namespace", ""))
+            name = kubernetes_name(meta, r.name)
         key = (provider_urn(r.provider) or "", r.type, ns, name)
         if key in seen:
             yield Violation(
@@ -229,6 +230,12 @@ def check_kubernetes_names(g: DeployGraph) -> Iterator[Violation]:
             )
         else:
             seen[key] = r.urn
+
+
+def _other_sources(rule: Mapping[str, object]) -> bool:
+    """A security group rule that also admits sources other than its own group (EC2 IpPermission: CIDR
+    ranges, prefix lists and other groups besides `self`)."""
+    return any(rule.get(k) for k in ("cidrBlocks", "ipv6CidrBlocks", "prefixListIds", "securityGroups"))
 
 
 def _security_group_kinds(g: DeployGraph) -> dict[str, str]:
@@ -247,7 +254,7 @@ def _security_group_kinds(g: DeployGraph) -> dict[str, str]:
     for sg in g.plan.by_type("aws:ec2/securityGroup:SecurityGroup"):
         sg_id = ec2_id(sg.type, sg.name)
         rules_ = [*(sg.inputs.get("ingress") or []), *(sg.inputs.get("egress") or [])]
-        if sg_id not in targeted and rules_ and all(r.get("self") and not r.get("cidrBlocks") for r in rules_):
+        if sg_id not in targeted and rules_ and all(r.get("self") and not _other_sources(r) for r in rules_):
             kinds[sg_id] = "self-only"
     return kinds
 
@@ -282,12 +289,18 @@ JOB_AWAIT_SECONDS = 600
 `pulumi.com/skipAwait: "true"` turns the wait off."""
 
 
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_PART = r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)"
+
+
 def go_duration(text: str) -> float | None:
-    """Seconds of a Go duration (`65m`, `1h5m`, `90s`), as Pulumi's customTimeouts take them; None if not one."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|m|s)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
+    """Seconds of a Go duration (`65m`, `1h5m`, `500ms`, `.5h`, `-1.5h`, `0`), as Pulumi's customTimeouts take
+    them (Go time.ParseDuration: an optional sign, then numbers each with a unit, or a lone 0); None if not one."""
+    m = re.fullmatch(rf"([-+]?)((?:{_GO_PART})+|0)", text)
+    if m is None:
         return None
-    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+    seconds = sum(float(n) * _GO_UNITS[u] for n, u in re.findall(_GO_PART, m.group(2)))
+    return -seconds if m.group(1) == "-" else seconds
 
 
 def check_job_awaits(g: DeployGraph) -> Iterator[Violation]:

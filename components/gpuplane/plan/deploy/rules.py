@@ -285,3 +285,50 @@ NODE_SECURITY_GROUPS: Mapping[str, SecurityGroupKind] = MappingProxyType(
 """Kinds of security groups a launch template can name. A launch template that names security groups
 replaces the cluster security group EKS would add (EKS user guide launch-templates, "Security groups"), so
 at least one of them must reach the control plane, or the nodes never join (NodeCreationFailure)."""
+
+
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        # built-in (kubectl api-resources --namespaced=false)
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "StorageClass",
+        "PriorityClass",
+        "RuntimeClass",
+        "IngressClass",
+        "CSIDriver",
+        "APIService",
+        "DeviceClass",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        # published CRDs with `scope: Cluster` (../shared/reference/crds: Karpenter, Kueue, GMP, GKE networking,
+        # gpu-operator) and GKE's ComputeClass (cloud.google.com/v1, cluster-scoped)
+        "EC2NodeClass",
+        "NodeOverlay",
+        "NodePool",
+        "AdmissionCheck",
+        "ClusterQueue",
+        "Cohort",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
+        "ProvisioningRequestConfig",
+        "ResourceFlavor",
+        "Topology",
+        "WorkloadPriorityClass",
+        "ClusterPodMonitoring",
+        "GKENetworkParamSet",
+        "Network",
+        "ClusterPolicy",
+        "GPUCluster",
+        "NVIDIADriver",
+        "ComputeClass",
+    }
+)
+"""Kinds without a namespace: the API server clears `metadata.namespace` of such an object on create
+(k8s.io/apiserver pkg/registry/rest/create.go BeforeCreate), so two of one name are one object."""

@@ -111,6 +111,9 @@ def _karpenter_pool(r: PlannedResource) -> list[NodeShape]:
     # requirements constrain them to
     for key in ("node.kubernetes.io/instance-type", "kubernetes.io/arch"):
         labels.setdefault(key, ANY)
+    # ... and its capacity type, on-demand where the requirements leave it open (Karpenter docs, NodePools:
+    # "karpenter.sh/capacity-type ... If not included, ... default to on-demand")
+    labels.setdefault("karpenter.sh/capacity-type", frozenset({"on-demand"}))
     if spec.get("spec", {}).get("nodeClassRef", {}).get("group") == "eks.amazonaws.com":
         labels["eks.amazonaws.com/compute-type"] = frozenset({"auto"})
     taints = tuple((t["key"], str(t.get("value", "")), t["effect"]) for t in spec.get("spec", {}).get("taints") or [])
