@@ -469,6 +469,8 @@ def run_group(group: str, keep: bool, budget: float | None = None) -> dict[str, 
         returncode = None
     result = score(group, where, env, seconds=time.monotonic() - started, budget_spent=returncode is None)
     result["mutmut_exit"] = returncode
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    result["commit"] = head.stdout.strip()  # the tree the scratch copy was made from
     if not keep:
         shutil.rmtree(where, ignore_errors=True)
     else:
