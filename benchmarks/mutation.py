@@ -168,6 +168,18 @@ EQUIVALENT: list[tuple[str, str, str]] = [
         "the default of `dra`: its one caller (KueueQueues) always passes it, and chart_values passes it on",
     ),
     (
+        r"readback\.x__auto_upgraded__",
+        r'^\+.*\.get\("autoUpgrade", (None)?\) is not False$',
+        "a missing autoUpgrade read as None instead of True: `None is not False` and `True is not False` are both "
+        "true (GKE auto-upgrades unless it is false)",
+    ),
+    (
+        r"routine\.x__first_problem__",
+        r'^\+.*lines\[0\] if (\(lines\) or True|lines) else "(XXXX)?"\)$',
+        "the fallback for an empty refusal: a ConfigError's message always has its count line, so `lines` is "
+        "never empty there",
+    ),
+    (
         r"rules\.x_rule_groups__",
         r'^-\s+"0m",\n\+\s+None,$',
         "`for: 0m` written as `for: null`: Prometheus reads a null or missing `for` as 0 (fires at once either way)",

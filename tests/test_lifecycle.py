@@ -381,3 +381,19 @@ def test_a_routine_change_is_planned_against_what_the_last_up_left() -> None:
         return int(group.inputs["scalingConfig"]["desiredSize"])
 
     assert (desired(first), desired(later)) == (0, 3)
+
+
+def test_the_upgrading_table_cells_for_failures_gaps_and_queues() -> None:
+    """docs/upgrading.md's words for what no shipped stack's routine change does today."""
+    assert routine.cell(Outcome("x", "x", failures=["c: replaced"], capacity_gaps=["p"])) == "**fails**"
+    gap = Outcome("x", "x", replaced=["gcp:container/nodePool:NodePool::p"], capacity_gaps=["p: first"])
+    assert routine.cell(gap) == "pool deleted first"
+    assert routine.cell(Outcome("x", "x", in_place=["q"], workloads=["q: drain"])) == "drain the queues"
+    doc = Outcome("x", "x", capacity_gaps=["p"]).to_json()
+    assert doc["capacityGaps"] == ["p"] and "capacity_gaps" not in doc
+
+
+def test_a_refusal_is_shown_by_its_first_problem_as_written() -> None:
+    refused = "1 problem in the stack config:\n  - gpuPools[0].name: lowercase letters, not X\n"
+    text = routine.to_text("s", [Outcome("x", "x", applies=False, refused_by_config=refused)])
+    assert text.endswith("x: does not apply (the config refuses it: gpuPools[0].name: lowercase letters, not X)")
