@@ -29,6 +29,7 @@ def res(
     provider: str | None = None,
     parent: str | None = None,
     custom: bool = True,
+    timeouts: dict[str, str] | None = None,
 ) -> PlannedResource:
     return PlannedResource(
         urn=f"{P}{type_}::{name}",
@@ -39,6 +40,7 @@ def res(
         inputs=inputs or {},
         provider=f"{provider}::id" if provider else None,
         dependencies=deps,
+        custom_timeouts=timeouts or {},
     )
 
 

@@ -32,45 +32,21 @@ from gpuplane.plan.deploy.graph import DeployGraph
 from gpuplane.plan.mocks_aws import ec2_id, eks_cluster_security_group, pulumi_eks_cluster_security_group
 from gpuplane.plan.mocks_engine import kubernetes_name
 
+from .test_deploy import res, urn
+
 P = "urn:pulumi:s::p::"
 K8S = f"{P}pulumi:providers:kubernetes::k8s"
 K8S_B = f"{P}pulumi:providers:kubernetes::k8s-b"
 AWS = f"{P}pulumi:providers:aws::aws"
 
 
-def urn(type_: str, name: str) -> str:
-    return f"{P}{type_}::{name}"
-
-
-def res(
-    type_: str,
-    name: str,
-    inputs: dict[str, Any] | None = None,
-    *,
-    deps: tuple[str, ...] = (),
-    provider: str | None = None,
-    custom: bool = True,
-    timeouts: dict[str, str] | None = None,
-) -> PlannedResource:
-    return PlannedResource(
-        urn=urn(type_, name),
-        type=type_,
-        name=name,
-        parent=None,
-        custom=custom,
-        inputs=inputs or {},
-        provider=f"{provider}::id" if provider else None,
-        dependencies=deps,
-        custom_timeouts=timeouts or {},
-    )
-
-
 def graph(*resources: PlannedResource) -> DeployGraph:
     return DeployGraph(Plan(project="p", stack="s", resources=list(resources)))
 
 
-# --- Go durations (Go `time.ParseDuration`: a sequence of decimal numbers, each with an optional fraction
-# and a unit suffix; units are case-sensitive: "h", "m", "s" here; a number without a unit is an error) ---
+# --- Go durations (Go `time.ParseDuration`: an optional sign, then decimal numbers each with an optional
+# fraction and a unit suffix ns, us, µs, ms, s, m, h (case-sensitive), or a lone "0"; a number without a unit
+# is an error) ---
 
 
 @pytest.mark.parametrize(
@@ -84,6 +60,11 @@ def graph(*resources: PlannedResource) -> DeployGraph:
         ("1.5h", 5400.0),
         ("0.5m", 30.0),
         ("1s", 1.0),
+        ("0", 0.0),
+        ("500ms", 0.5),
+        ("1000000us", 1.0),
+        (".5h", 1800.0),
+        ("+10m", 600.0),
         ("10", None),  # a number without unit
         ("", None),
         ("10M", None),  # units are case-sensitive
@@ -1067,15 +1048,7 @@ def test_daemonset_on_eks_auto_mode_system_pool() -> None:
     ]
 
 
-# --- Defects these examples found (fixed): Go durations, cluster-scoped names, mixed-source rules, capacity type. ---
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"), [("0", 0.0), ("500ms", 0.5), ("1000000us", 1.0), (".5h", 1800.0), ("+10m", 600.0)]
-)
-def test_go_duration_other_valid_forms(text: str, seconds: float) -> None:
-    # Go time.ParseDuration: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+`, units ns us µs ms s m h, and the lone "0"
-    assert go_duration(text) == seconds
+# --- Defects these examples found (fixed): cluster-scoped names, mixed-source rules, capacity type. ---
 
 
 def test_kubernetes_names_of_cluster_scoped_kinds_ignore_namespace() -> None:

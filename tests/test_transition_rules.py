@@ -18,7 +18,7 @@ from gpuplane.plan.routine import RoutineChange, planned_changes
 from gpuplane.plan.stackfile import StackFile
 
 from .conftest import ROOT, STACKS, cached_plan, load_stack_config, need_reference, session_cache, stack_with
-from .crds import CRD_FILES, cel_results, crd_schema
+from .crds import CRD_FILES, _yaml_file, cel_results, crd_schema
 from .test_replacement_cases import nested
 
 SCHEMA = {
@@ -141,17 +141,13 @@ def test_a_pool_moving_off_or_onto_a_topology_is_not_refused(before: StackFile, 
     outcome = routine.outcome(RoutineChange("edit", "edit", lambda c: c), base, head)
     assert outcome.failures == []
     kinds = {r["urn"]: r["type"].rsplit(":", 1)[-1] for r in [*base["resources"], *head["resources"]]}
-    flavors_added = [u for u in outcome_diff(base, head).added if kinds[u] == "ResourceFlavor"]
-    flavors_removed = [u for u in outcome_diff(base, head).removed if kinds[u] == "ResourceFlavor"]
+    flavors_added = [u for u in diff(base, head).added if kinds[u] == "ResourceFlavor"]
+    flavors_removed = [u for u in diff(base, head).removed if kinds[u] == "ResourceFlavor"]
     assert len(flavors_added) == len(flavors_removed) == 1, (flavors_added, flavors_removed)
-    (queue,) = [c for c in outcome_diff(base, head).changed if kinds[c.urn] == "ClusterQueue"]
+    (queue,) = [c for c in diff(base, head).changed if kinds[c.urn] == "ClusterQueue"]
     assert not queue.replaces
     # ... and says what the move does to jobs already admitted on the old flavor (drain the queue first).
     assert len(outcome.workloads) == 1 and "stopPolicy: Hold" in outcome.workloads[0]
-
-
-def outcome_diff(base: Any, head: Any) -> Any:
-    return diff(base, head)
 
 
 def test_the_diff_names_a_refused_update_and_the_lifecycle_fails_it() -> None:
@@ -204,7 +200,7 @@ def test_the_diff_knows_every_immutable_field_of_the_crds_gpuplane_emits() -> No
     ref = need_reference()
     seen = set()
     for (group, kind), file in CRD_FILES.items():
-        doc = _crd(ref, file)
+        doc = _yaml_file(ref / "crds" / file)
         (version,) = [v for v in doc["spec"]["versions"] if v.get("storage")]
         for path, rule in transition_rules(version["schema"]["openAPIV3Schema"]):
             if (group, kind, path) in SPEC_LEVEL:
@@ -219,9 +215,3 @@ def test_the_diff_knows_every_immutable_field_of_the_crds_gpuplane_emits() -> No
             findings = classify(EMITTED[group, kind], [full], old, new)
             assert findings and findings[full].effect is Effect.REFUSED, (kind, full)
     assert seen == set(EMITTED)
-
-
-def _crd(ref: Any, file: str) -> dict[str, Any]:
-    import yaml
-
-    return dict(yaml.safe_load((ref / "crds" / file).read_text()))

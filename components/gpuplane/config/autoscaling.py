@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from .base import DNS_LABEL, Model, context_value, shaped, suggest, valid_labels
+from .base import DNS_LABEL, Model, context_value, repeated, shaped, suggest, valid_labels
 
 if TYPE_CHECKING:
     from .model import StackConfig
@@ -192,7 +192,7 @@ class AutoscalingConfig(Model):
     @classmethod
     def _unique(cls, v: list[Workload]) -> list[Workload]:
         names = [w.name for w in v]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = repeated(names)
         if dupes:
             raise ValueError(f"workload names must be unique (repeated: {', '.join(dupes)})")
         return v

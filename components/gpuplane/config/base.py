@@ -43,6 +43,11 @@ def models_in(tp: Any) -> list[type[BaseModel]]:
     return [m for arg in typing.get_args(tp) for m in models_in(arg)]
 
 
+def repeated(values: list[str]) -> list[str]:
+    """The values that occur more than once, sorted."""
+    return sorted({v for v in values if values.count(v) > 1})
+
+
 def suggest(word: str, choices: Iterable[str]) -> str:
     """` (did you mean 'x'?)` for the closest of `choices`, or an empty string."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)

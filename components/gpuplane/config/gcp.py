@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from .base import Model, shaped, unknown
+from .base import Model, repeated, shaped, unknown
 from .regions import known_region, known_zones
 
 GKE_DEFAULT_ZONES = 3
@@ -120,7 +120,7 @@ class GcpConfig(Model):
     @classmethod
     def _unique_blocks(cls, v: list[AuthorizedNetwork]) -> list[AuthorizedNetwork]:
         blocks = [n.cidrBlock for n in v]
-        dupes = sorted({b for b in blocks if blocks.count(b) > 1})
+        dupes = repeated(blocks)
         if dupes:
             raise ValueError(f"CIDR blocks must not repeat (repeated: {', '.join(dupes)})")
         return v

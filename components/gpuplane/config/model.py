@@ -16,7 +16,7 @@ from .autoscaling import AutoscalingConfig
 from .aws import AwsConfig
 from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
-from .base import context_value, shaped, suggest, unknown
+from .base import context_value, repeated, shaped, suggest, unknown
 from .fleet import FleetConfig, PriceConfig
 from .gcp import GcpConfig
 from .health import HealthConfig, ValidationConfig
@@ -200,7 +200,7 @@ class StackConfig(_Model):
                 "cluster: turning it on replaces an existing one)"
             )
         names = [p.name for p in v]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = repeated(names)
         if dupes:
             raise ValueError(f"pool names must be unique (repeated: {', '.join(dupes)})")
         if _cloud(info) == "aws":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from .base import DNS_LABEL, DURATION, Model, context_value, shaped, suggest
+from .base import DNS_LABEL, DURATION, Model, context_value, repeated, shaped, suggest
 
 DNS_SUBDOMAIN = shaped(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
@@ -78,7 +78,7 @@ class QueuesConfig(Model):
     @classmethod
     def _unique(cls, v: list[Team]) -> list[Team]:
         for what, values in (("team names", [t.name for t in v]), ("namespaces", [t.queue_namespace for t in v])):
-            dupes = sorted({n for n in values if values.count(n) > 1})
+            dupes = repeated(values)
             if dupes:
                 raise ValueError(f"{what} must be unique (repeated: {', '.join(dupes)})")
         return v
