@@ -241,6 +241,38 @@ CASES: dict[str, dict[str, str]] = {
     "aws:eks/addon:Addon": {"clusterName": "R", "addonName": "R", "addonVersion": "-", "configurationValues": "-"},
     # terraform-provider-tls internal/provider/resource_private_key.go: no Update, every attribute RequiresReplace
     "tls:index/privateKey:PrivateKey": {"algorithm": "R", "ecdsaCurve": "R", "rsaBits": "R"},
+    # terraform-provider-aws internal/service/s3: bucket.go (`bucket`, `bucket_prefix`, `object_lock_enabled`
+    # ForceNew; force_destroy and tags in place); each bucket sub-resource's `bucket` is ForceNew, its settings update
+    "aws:s3/bucket:Bucket": {
+        "bucket": "R",
+        "bucketPrefix": "R",
+        "objectLockEnabled": "R",
+        "forceDestroy": "-",
+        "tags": "-",
+    },
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": {"bucket": "R", "blockPublicAcls": "-"},
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": {"bucket": "R", "rule": "-"},
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": {
+        "bucket": "R",
+        "expectedBucketOwner": "R",
+        "rules": "-",
+    },
+    # terraform-provider-google storage/resource_storage_bucket.go: name, location, project, hierarchical_namespace
+    # ForceNew; uniform access, public access prevention, labels and force_destroy update in place
+    "gcp:storage/bucket:Bucket": {
+        "name": "R",
+        "location": "R",
+        "project": "R",
+        "hierarchicalNamespace": "R",
+        "uniformBucketLevelAccess": "-",
+        "publicAccessPrevention": "-",
+        "labels": "-",
+        "forceDestroy": "-",
+    },
+    # resourcemanager/resource_google_project_service.go: service and project ForceNew; the disable flags in place
+    "gcp:projects/service:Service": {"service": "R", "project": "R", "disableOnDestroy": "-"},
+    # tpgiamresource/resource_iam_member.go: the member is its parent, role, member and condition, all ForceNew
+    "gcp:storage/bucketIAMMember:BucketIAMMember": {"bucket": "R", "role": "R", "member": "R", "condition": "R"},
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": {
         "clusterName": "R",
         "namespace": "R",

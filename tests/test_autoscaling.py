@@ -292,7 +292,15 @@ def test_the_placement_helper_form_gives_the_stacks_own_objects(plan_of: Callabl
     cfg = parse_flat(load("aws-karpenter", ROOT).flat_config())
     metric = {"kind": "serving", "name": VLLM, "target": 4}
     objs = autoscaled(
-        cfg, "inference", "vllm", metric, 8, namespace="inference", args=["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
+        cfg,
+        "inference",
+        "vllm",
+        metric,
+        8,
+        namespace="inference",
+        args=["--model", "/models/Qwen2.5-1.5B-Instruct"],
+        stores={"models": "/models"},
+        service_account="vllm",
     )
     kinds = ("Deployment", "Service", "PodMonitor", "ScaledObject")
     planned = {(o["kind"], o["metadata"]["name"]): o for o in objects_of(plan_of("aws-karpenter"), *kinds)}
@@ -775,7 +783,8 @@ def need_reference_quietly() -> bool:
 def test_the_shipped_stacks_config_is_what_the_docs_show() -> None:
     """docs/autoscaling.md shows the GCP stack's section as shipped."""
     doc = (ROOT / "docs" / "autoscaling.md").read_text()
-    section = (ROOT / "stacks" / "Pulumi.gcp-standard.yaml").read_text().split("  gpuplane:autoscaling:", 1)[1]
+    stack = (ROOT / "stacks" / "Pulumi.gcp-standard.yaml").read_text()
+    section = stack.split("  gpuplane:autoscaling:", 1)[1].split("\n  gpuplane:", 1)[0]
     for line in section.splitlines():
         key = line.split("#", 1)[0].rstrip()
         if key.strip():

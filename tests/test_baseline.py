@@ -166,6 +166,16 @@ def plans() -> dict[str, Plan]:
     return out
 
 
+def encrypted(mapping: dict[str, Any], flag: object, snapshot_key: str) -> bool:
+    """An encrypted volume; or exactly the one exception, Bottlerocket's `/dev/xvdb` restored from an image-cache
+    snapshot, which takes the snapshot's encryption and may carry no `encrypted` value (EC2 launch templates and
+    the EC2NodeClass CRD: "If you are creating a volume from a snapshot, you can't specify an encryption value")."""
+    ebs = mapping["ebs"]
+    if snapshot_key in ebs:
+        return mapping["deviceName"] == "/dev/xvdb" and "encrypted" not in ebs
+    return bool(ebs.get("encrypted") == flag)
+
+
 @pytest.mark.parametrize("stack", VARIANTS)
 def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) -> None:
     plan = plans[stack]
@@ -184,7 +194,7 @@ def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) 
         assert lt.inputs["metadataOptions"]["httpTokens"] == "required", lt.name
         assert lt.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 1, lt.name
         mapped = {m["deviceName"] for m in lt.inputs["blockDeviceMappings"]}
-        assert all(m["ebs"]["encrypted"] == "true" for m in lt.inputs["blockDeviceMappings"]), lt.name
+        assert all(encrypted(m, "true", "snapshotId") for m in lt.inputs["blockDeviceMappings"]), lt.name
         assert "/dev/xvda" in mapped, f"{lt.name}: the root volume is left to the AMI's default"
         if "bottlerocket" in stack and "-system-" not in lt.name:
             assert mapped == {"/dev/xvda", "/dev/xvdb"}, lt.name
@@ -201,7 +211,7 @@ def test_aws_nodes_imdsv2_encrypted_private(stack: str, plans: dict[str, Plan]) 
         spec = nc.inputs["spec"]
         assert spec["metadataOptions"]["httpTokens"] == "required", nc.name
         assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1, nc.name
-        assert all(m["ebs"]["encrypted"] is True for m in spec["blockDeviceMappings"]), nc.name
+        assert all(encrypted(m, True, "snapshotID") for m in spec["blockDeviceMappings"]), nc.name
         mapped = {m["deviceName"] for m in spec["blockDeviceMappings"]}
         family = spec["amiSelectorTerms"][0]["alias"].split("@")[0]
         assert mapped == ({"/dev/xvda", "/dev/xvdb"} if family == "bottlerocket" else {"/dev/xvda"}), nc.name
@@ -389,3 +399,28 @@ def test_privileged_only_where_listed(stack: str, plans: dict[str, Plan], plan_o
             assert not any("hostPath" in v for v in spec.get("volumes", []))
             for c in spec.get("containers", []) + spec.get("initContainers", []):
                 assert not c.get("securityContext", {}).get("privileged"), obj.name
+
+
+# Model stores: a member that is not one Kubernetes service account (Cloud Storage IAM's public and set members,
+# cloud.google.com/iam/docs/principal-identifiers) would make a store readable beyond the accounts the store names.
+BROAD_MEMBERS = ("allUsers", "allAuthenticatedUsers", "principalSet://", "projectViewer:", "projectEditor:", "domain:")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_model_stores_are_private_and_readable_by_named_accounts_only(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    for b in of(plan, "aws:s3/bucket:Bucket"):
+        blocks = [
+            p for p in of(plan, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock") if b.urn in p.dependencies
+        ]
+        assert blocks and all(
+            blocks[0].inputs.get(k) is True
+            for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+        ), b.name
+    for b in of(plan, "gcp:storage/bucket:Bucket"):
+        assert b.inputs.get("publicAccessPrevention") == "enforced" and b.inputs.get("uniformBucketLevelAccess"), b.name
+    for m in of(plan, "gcp:storage/bucketIAMMember:BucketIAMMember"):
+        member = str(m.inputs["member"])
+        assert not member.startswith(BROAD_MEMBERS) and "/subject/ns/" in member and "/sa/" in member, member
+    for a in of(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation"):
+        assert "*" not in str(a.inputs["namespace"]) + str(a.inputs["serviceAccount"]), a.name

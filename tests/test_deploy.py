@@ -15,6 +15,8 @@ from gpuplane.plan.deploy.graph import DeployGraph
 from gpuplane.plan.mocks_aws import ec2_id, eks_cluster_security_group, pulumi_eks_cluster_security_group
 from gpuplane.plan.render import to_dot, to_json, to_mermaid
 
+from .storage_cases import storage_cases
+
 P = "urn:pulumi:s::p::"
 K8S = f"{P}pulumi:providers:kubernetes::k8s"
 AWS = f"{P}pulumi:providers:aws::aws"
@@ -450,6 +452,7 @@ CASES: list[tuple[str, Plan, Plan]] = [
         plan(*eks_base(), res("kubernetes:core/v1:Namespace", "ambient", {"metadata": {"name": "gpu"}})),
         plan(*eks_base(), res("kubernetes:core/v1:Namespace", "ambient", {"metadata": {"name": "gpu"}}, provider=K8S)),
     ),
+    *storage_cases(res, plan, eks_base, gke_base, SYSTEM_GROUP),
 ]
 
 

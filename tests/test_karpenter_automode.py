@@ -90,7 +90,11 @@ def test_karpenter_controller_is_scoped_like_its_cloudformation(plan_of: Callabl
     assert len(plan.by_type("aws:cloudwatch/eventTarget:EventTarget")) == len(EVENTS)
     (access,) = plan.by_type("aws:eks/accessEntry:AccessEntry")
     assert access.inputs["type"] == "EC2_LINUX"
-    (pia,) = plan.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    (pia,) = [
+        r
+        for r in plan.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        if r.name.endswith("-karpenter-pod-identity")
+    ]
     assert (pia.inputs["namespace"], pia.inputs["serviceAccount"]) == ("kube-system", "karpenter")
 
 

@@ -26,6 +26,7 @@ RANK = {
     "monitoring": 6,
     "kueue": 6,
     "autoscaling": 6,
+    "storage": 5,
     "health": 6,
     "gcp": 7,
     "aws": 7,

@@ -50,7 +50,7 @@ def args_of(section: Any, key: str = "") -> Any:
             return dict(section)
         return {("profile" if k == "migProfile" else snake(k)): args_of(v, k) for k, v in section.items()}
     if isinstance(section, list):
-        return [args_of(v, key) for v in section]
+        return [args_of(v) for v in section]  # a list's entries are sections of their own (`storage.stores[]`)
     return section
 
 
@@ -314,7 +314,8 @@ def test_a_platforms_undeclared_args_are_named_with_its_own_arguments() -> None:
     assert set(reasons) == {"cluster.nmae", "gcp.zonez", "gpu_pols"}
     assert "did you mean 'gpu_pools'" in reasons["gpu_pols"]
     assert reasons["gpu_pols"].endswith(
-        "(known: cluster, gcp, gpu_pools, monitoring, smoke_test, health, validation, queues, allow_unlisted_regions)"
+        "(known: cluster, gcp, gpu_pools, monitoring, smoke_test, health, validation, queues, storage, "
+        "allow_unlisted_regions)"
     )
 
 

@@ -147,6 +147,10 @@ class AutoscalingDeploymentArgs(TypedDict):
     """Container arguments."""
     port: NotRequired[int]
     """Serving and metrics port (default 8000)."""
+    stores: NotRequired[Mapping[str, str]]
+    """Model stores (the platform's `storage`) to mount, by name, at a path each (e.g. `{"models": "/models"}`)."""
+    service_account: NotRequired[str]
+    """The service account the pods run as: with `stores`, one the stores name in the workload's namespace."""
 
 
 class AutoscalingWorkloadArgs(TypedDict):

@@ -310,6 +310,7 @@ class AwsArgs(TypedDict):
 VERBATIM = frozenset(
     {
         "labels",
+        "stores",  # a Deployment's store -> mount path (the storage section's `stores` is a list: converted as usual)
         "selector_labels",
         "quota",
         "discovery_tags",
@@ -332,7 +333,7 @@ def to_config(value: Any) -> Any:
         for k, v in value.items():
             if k == "gpu_pools":
                 out["gpuPools"] = [pool_config(p) for p in v]
-            elif k in VERBATIM:
+            elif k in VERBATIM and isinstance(v, Mapping):
                 out[camel(k)] = dict(v)
             else:
                 out[camel(k)] = to_config(v)

@@ -64,6 +64,9 @@ class Inference:
     """CPU request per replica (a GPU pod without one is BestEffort: evicted first, and invisible to node sizing)."""
     memory: str = "3Gi"
     """Memory request per replica: vLLM's API server and engine process with torch and CUDA, for a small model."""
+    stores: Mapping[str, Any] = field(default_factory=dict)
+    """Model stores it mounts: `gpuplane.storage`'s fragment (`serviceAccountName`, `volumes`, `volumeMounts`,
+    `annotations`), or empty."""
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,7 @@ def deployment(s: AutoscalerSpec) -> dict[str, Any]:
         "readinessProbe": {**port, "periodSeconds": 10},
         "livenessProbe": {**port, "periodSeconds": 20, "failureThreshold": 3},
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
-        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}, *c.stores.get("volumeMounts", [])],
     }
     args = list(c.args)
     if c.image.startswith(VLLM_IMAGE) and "--port" not in args and c.port != 8000:
@@ -234,8 +237,10 @@ def deployment(s: AutoscalerSpec) -> dict[str, Any]:
         "containers": [container],
         "affinity": f["affinity"],
         "tolerations": f["tolerations"],
-        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
+        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}, *c.stores.get("volumes", [])],
     }
+    if c.stores.get("serviceAccountName"):
+        pod["serviceAccountName"] = c.stores["serviceAccountName"]
     if "nodeSelector" in f:
         pod["nodeSelector"] = dict(f["nodeSelector"])
     if "resourceClaimTemplate" in f:  # a DRA pool: the pods claim their GPUs through the Deployment's template
@@ -243,8 +248,9 @@ def deployment(s: AutoscalerSpec) -> dict[str, Any]:
             {"name": c["name"], "resourceClaimTemplateName": claim_name(s)} for c in f.get("resourceClaims") or []
         ]
     template_md: dict[str, Any] = {"labels": pod_labels(s.deployment)}
-    if f.get("annotations"):
-        template_md["annotations"] = dict(f["annotations"])
+    annotations = {**dict(f.get("annotations") or {}), **dict(c.stores.get("annotations") or {})}
+    if annotations:
+        template_md["annotations"] = annotations
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

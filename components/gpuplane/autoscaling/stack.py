@@ -27,6 +27,8 @@ from ..monitoring.labels import label_model
 from ..monitoring.stack import monitor_labels
 from ..pins import IMAGES
 from ..scheduling.placement import placement
+from ..storage.spec import store_namespaces
+from ..storage.stack import fragment
 from . import render as r
 from .component import GpuAutoscaler, Keda
 
@@ -49,6 +51,7 @@ def workload_spec(cfg: StackConfig, w: Workload) -> r.AutoscalerSpec:
             port=d.port,
             cpu=d.cpu,
             memory=d.memory,
+            stores=store_mounts(cfg, d.stores, w.namespace, d.serviceAccount),
         )
     serving = None
     if w.metric.kind == "serving":
@@ -88,15 +91,36 @@ def needs_google_identity(cfg: StackConfig) -> bool:
 
 
 def namespaces(cfg: StackConfig) -> list[str]:
-    """The namespaces gpuplane creates for the Deployments it creates: not `default` (it exists), nor a Kueue team's
-    (`gpuplane:queues` creates those: a serving team's queue namespace is a natural home for its Deployment)."""
+    """The namespaces gpuplane creates for the workloads and stores of a stack: those of the Deployments it creates
+    and those the model stores name; not `default` (it exists), nor a Kueue team's (`gpuplane:queues` creates those:
+    a serving team's queue namespace is a natural home for its Deployment). One list, so a namespace keeps its
+    resource when the section that needs it changes (a Namespace replaced would take its workloads with it)."""
     found = [w.namespace for w in cfg.autoscaling.workloads if w.deployment is not None] if cfg.autoscaling else []
+    found += store_namespaces(cfg.storage) if cfg.storage is not None else []
     teams = (
         {t.namespace or t.name for t in cfg.queues.teams}
         if cfg.queues is not None and cfg.queues.createNamespaces
         else set()
     )
     return [n for n in dict.fromkeys(found) if n != "default" and n not in teams]
+
+
+def workload_namespaces(name: str, cfg: StackConfig, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+    """The `namespaces` (`{name}-<namespace>-namespace`, Pod Security `baseline`), for `gpu_autoscalers` and the
+    platform's `ModelStores` to wait for."""
+    return [
+        k8s.core.v1.Namespace(
+            f"{name}-{ns}-namespace", metadata=namespace_manifest(ns, "baseline")["metadata"], opts=opts
+        )
+        for ns in namespaces(cfg)
+    ]
+
+
+def store_mounts(cfg: StackConfig, stores: Mapping[str, str], namespace: str, account: str | None) -> dict[str, Any]:
+    """The Deployment's model-store mounts (none without `stores`)."""
+    if not stores or cfg.storage is None or account is None:
+        return {}
+    return fragment(cfg.platform_spec.cloud, cfg.storage, stores, namespace, account)
 
 
 def gpu_autoscalers(
@@ -106,9 +130,10 @@ def gpu_autoscalers(
     opts: pulumi.ResourceOptions,
     gcp_service_account: Any = None,
     identity: Sequence[pulumi.Resource] = (),
+    spaces: Sequence[pulumi.Resource] = (),
 ) -> list[GpuAutoscaler]:
     """KEDA (`{name}-keda`, on the system nodes) and a `GpuAutoscaler` per workload (`{name}-scale-<workload>`),
-    after `after` (the monitoring, whose CRDs the scrape objects need) and the workloads' namespaces. Nothing
+    after `after` (the monitoring, whose CRDs the scrape objects need) and `spaces` (`workload_namespaces`). Nothing
     without `gpuplane:autoscaling`. `gcp_service_account`: the Google identity KEDA's operator queries GKE Managed
     Prometheus with (`identity`: its IAM grants, which KEDA waits for)."""
     if cfg.autoscaling is None:
@@ -122,12 +147,7 @@ def gpu_autoscalers(
         keda_args["gcp_service_account"] = gcp_service_account
     keda_opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(identity)))
     keda = Keda(f"{name}-keda", keda_args, opts=keda_opts)  # type: ignore[arg-type]
-    made = [
-        k8s.core.v1.Namespace(
-            f"{name}-{ns}-namespace", metadata=namespace_manifest(ns, "baseline")["metadata"], opts=opts
-        )
-        for ns in namespaces(cfg)
-    ]
+    made = list(spaces)
     return [
         GpuAutoscaler.from_spec(f"{name}-scale-{spec.deployment}", spec, [keda, *after, *made], opts)
         for spec in specs(cfg)
@@ -166,11 +186,14 @@ def autoscaled(
     args: Sequence[str] = (),
     port: int = 8000,
     pod_labels: Mapping[str, str] | None = None,
+    stores: Mapping[str, str] | None = None,
+    service_account: str | None = None,
 ) -> list[dict[str, Any]]:
     """The manifests that scale a Deployment on pool `pool_name` of a parsed stack config, on `metric` (the config's
     `metric` keys: `kind`, `name`, `target`, `activation`, `port`, `path`, `servedBy`), for the stack's integration.
     With `pod_labels` the Deployment is yours (place it with `placement(cfg, pool_name, gpus)`): the ScaledObject
-    and the serving scrape. Without, gpuplane's Deployment and Service on the pool come first. Raises `ConfigError`
+    and the serving scrape. Without, gpuplane's Deployment and Service on the pool come first, mounting `stores` (store
+    -> path, of the stack's `storage`) as `service_account`. Raises `ConfigError`
     naming each bad key as the stack config spells it."""
     doc: dict[str, Any] = {
         "name": deployment,
@@ -186,6 +209,8 @@ def autoscaled(
             "args": list(args),
             "port": port,
             **({"image": image} if image else {}),
+            **({"stores": dict(stores)} if stores else {}),
+            **({"serviceAccount": service_account} if service_account else {}),
         }
     else:
         doc["podLabels"] = dict(pod_labels)

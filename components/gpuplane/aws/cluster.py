@@ -11,6 +11,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from ..catalog.regions import aws_partition
+from ..config import coldstart
 from ..config.aws import AwsConfig
 from ..config.health import HealthConfig
 from ..config.model import ClusterConfig, GpuPool
@@ -215,8 +216,9 @@ class EksGpuCluster(pulumi.ComponentResource):
                 **reserved_launch_args(pool),
                 **(self._efa(name, c.name, pool, vpc_id, cluster) if efa.is_efa(pool) else {}),
             }
+            cold = coldstart.plan("eks-managed", pool)
             ng = self._node_group(
-                name, c.name, pool.name, cluster, node_role, subnets, group, pool.diskSizeGb, group_opts, extra
+                name, c.name, pool.name, cluster, node_role, subnets, group, pool.diskSizeGb, group_opts, extra, cold
             )
             groups.append(ng)
             asg = asg_name(ng)
@@ -261,10 +263,11 @@ class EksGpuCluster(pulumi.ComponentResource):
         disk_gb: int,
         opts: pulumi.ResourceOptions,
         launch_template: Mapping[str, Any] | None = None,
+        cold: coldstart.ColdStartPlan | None = None,
     ) -> eks.ManagedNodeGroup:
         lt = aws.ec2.LaunchTemplate(
             f"{name}-{role}-lt",
-            **render.launch_template_args(cluster_name, role, disk_gb, str(group_args["ami_type"])),
+            **render.launch_template_args(cluster_name, role, disk_gb, str(group_args["ami_type"]), cold),
             **(launch_template or {}),
             opts=pulumi.ResourceOptions(parent=self),
         )

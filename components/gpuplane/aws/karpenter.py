@@ -209,8 +209,9 @@ class Karpenter(pulumi.ComponentResource):
     def _node_class_spec(key: kr.NodeClassKey, args: KarpenterArgs, role: str) -> dict[str, Any]:
         family, disk, owner = key
         reservation = kr.key_reservation(args.classes, key)
+        cold = kr.key_cold_start(args.classes, key, args.settings)
         obj = kr.ec2_node_class(
-            family, disk, args.cluster.name, role, args.subnet_ids, args.settings, reservation, owner
+            family, disk, args.cluster.name, role, args.subnet_ids, args.settings, reservation, owner, cold
         )
         spec: dict[str, Any] = obj["spec"]
         return spec

@@ -70,11 +70,12 @@ class KarpenterGpuNodePoolsArgs(TypedDict):
 
 
 def node_class_spec(
-    key: kr.NodeClassKey, reservation: Any, settings: Any, tags: Mapping[str, str] | None, v: list[Any]
+    key: kr.NodeClassKey, reservation: Any, settings: Any, tags: Mapping[str, str] | None, cold: Any, v: list[Any]
 ) -> Any:
     """The EC2NodeClass spec for (cluster, role, subnets) `v`, selecting by `tags` when given."""
     family, disk, owner = key
-    spec = kr.ec2_node_class(family, disk, str(v[0]), str(v[1]), list(v[2] or []), settings, reservation, owner)["spec"]
+    subnets = list(v[2] or [])
+    spec = kr.ec2_node_class(family, disk, str(v[0]), str(v[1]), subnets, settings, reservation, owner, cold)["spec"]
     if tags:
         terms = [{"tags": dict(tags)}]
         spec["securityGroupSelectorTerms"] = terms
@@ -143,13 +144,15 @@ class KarpenterGpuNodePools(pulumi.ComponentResource):
         classes = []
         for key in kr.node_classes(cfg.gpuPools):
             reservation = kr.key_reservation(cfg.gpuPools, key)
-            spec = lift(refs, functools.partial(node_class_spec, key, reservation, s, args.get("discovery_tags")))
+            cold = kr.key_cold_start(cfg.gpuPools, key, s)
+            spec = lift(refs, functools.partial(node_class_spec, key, reservation, s, args.get("discovery_tags"), cold))
             class_name = kr.node_class_name(*key)
             classes.append(custom_resource(f"{name}-{class_name}", kr.node_class_manifest(class_name, spec), child))
         for pool in [p for p in cfg.gpuPools if efa.is_efa(p)]:
             key = kr.node_class_key(pool)
             reserved = kr.key_reservation(cfg.gpuPools, key)
-            base = functools.partial(node_class_spec, key, reserved, s, args.get("discovery_tags"))
+            cold = kr.key_cold_start(cfg.gpuPools, key, s)
+            base = functools.partial(node_class_spec, key, reserved, s, args.get("discovery_tags"), cold)
             group = own_placement_group(name, label, pool, child)
             efa_refs = [*refs, group] if group is not None else list(refs)
             spec = lift(efa_refs, functools.partial(efa_class_spec, base, pool))

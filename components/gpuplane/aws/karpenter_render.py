@@ -13,12 +13,16 @@ from types import MappingProxyType
 from typing import Any
 
 from ..catalog import NODE_IMAGES, lookup
+from ..config import coldstart
 from ..config.capacity import Reservation, capacity_order
+from ..config.coldstart import NO_COLD_START, ColdStartPlan
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import KarpenterConfig
 from ..scheduling.nodes import pool_labels, pool_taints
 from ..scheduling.sharing import advertised, operator_node_labels
+from ..storage.render import pod_identity_trust as trust_for_pods
 from . import efa
+from .coldstart_render import node_class_ebs, user_data
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
@@ -69,19 +73,8 @@ def queue_policy(queue_arn: str) -> str:
 
 
 def pod_identity_trust() -> str:
-    """Trust policy for an EKS Pod Identity role."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": "pods.eks.amazonaws.com"},
-                    "Action": ["sts:AssumeRole", "sts:TagSession"],
-                }
-            ],
-        }
-    )
+    """Trust policy for an EKS Pod Identity role (the controller's: its association names its service account)."""
+    return trust_for_pods()
 
 
 def controller_values(cluster: ClusterConfig, queue_name: str, node_repair: bool = False) -> dict[str, Any]:
@@ -120,11 +113,24 @@ def pool_reservation(pool: GpuPool) -> Reservation | None:
     return pool.reservation if "reserved" in capacity_order("eks-karpenter", pool) else None
 
 
+def own_cold_start(pool: GpuPool) -> bool:
+    """Whether the class sets cold-start keys that shape its nodes (all but the estimate's `imageSizeGb`)."""
+    return bool(pool.coldStart.model_dump(exclude={"imageSizeGb"}, exclude_none=True))
+
+
 def node_class_key(pool: GpuPool) -> NodeClassKey:
     """GPU classes share an EC2NodeClass when they share the image family and the disk size; a class
-    with reservations gets its own (capacityReservationSelectorTerms are per EC2NodeClass)."""
-    owner = pool.name if pool_reservation(pool) is not None else ""
+    with reservations gets its own (capacityReservationSelectorTerms are per EC2NodeClass), and so does one
+    with its own cold-start settings (user data and volumes are per EC2NodeClass)."""
+    owner = pool.name if pool_reservation(pool) is not None or own_cold_start(pool) else ""
     return NODE_IMAGES[pool.amiType].karpenter_alias, pool.diskSizeGb, owner
+
+
+def key_cold_start(pools: Sequence[GpuPool], key: NodeClassKey, karpenter: KarpenterConfig) -> ColdStartPlan:
+    """The cold-start settings of the EC2NodeClass `key`: its owner's, or those every class sharing it has (the
+    family's defaults at the pinned `amiVersion`)."""
+    pool = next((p for p in pools if node_class_key(p) == key), None)
+    return coldstart.plan("eks-karpenter", pool, ami_version=karpenter.amiVersion) if pool else NO_COLD_START
 
 
 def node_classes(pools: Sequence[GpuPool]) -> list[NodeClassKey]:
@@ -168,10 +174,14 @@ def ec2_node_class(
     karpenter: KarpenterConfig,
     reservation: Reservation | None = None,
     owner: str = "",
+    cold: ColdStartPlan | None = None,
 ) -> dict[str, Any]:
-    """One EC2NodeClass per image family and disk size (and per class with reservations): AMI alias, the
-    cluster's subnets and security group, IMDSv2 required, an encrypted gp3 volume for container images
-    sized for CUDA images, and the class's capacity reservations."""
+    """One EC2NodeClass per image family and disk size (and per class with reservations or cold-start keys): AMI
+    alias, the cluster's subnets and security group, IMDSv2 required, an encrypted gp3 volume for container images
+    sized for CUDA images, the class's capacity reservations, and its cold-start settings (`cold`: the user data
+    that turns on parallel pull, the image volume's throughput and IOPS, an image-cache snapshot)."""
+    cold = cold or NO_COLD_START
+    text = user_data(cold)
     image = next(i for i in NODE_IMAGES.values() if i.karpenter_alias == family and i.driver)
     subnets: list[dict[str, Any]] = [{"id": s} for s in subnet_ids] or [{"tags": {"karpenter.sh/discovery": cluster}}]
     reserved = {"capacityReservationSelectorTerms": reservation_terms(reservation)} if reservation else {}
@@ -193,17 +203,10 @@ def ec2_node_class(
                 "httpTokens": "required",
             },
             "blockDeviceMappings": [
-                {
-                    "deviceName": device,
-                    "ebs": {
-                        "volumeSize": f"{gb}Gi",
-                        "volumeType": "gp3",
-                        "encrypted": True,
-                        "deleteOnTermination": True,
-                    },
-                }
+                {"deviceName": device, "ebs": node_class_ebs(image, device, gb, cold)}
                 for device, gb in image.volumes(disk_gb)
             ],
+            **({"userData": text} if text else {}),
             "tags": {"gpuplane.io/cluster": cluster},
         },
     }

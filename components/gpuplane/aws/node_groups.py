@@ -11,6 +11,7 @@ import pulumi_aws as aws
 from ..args.checks import check, pool_config, require
 from ..args.inputs import GpuNodes, GpuPoolArgs
 from ..args.platform import HealthArgs, to_config
+from ..config import coldstart
 from ..health.repair import node_repair_args
 from ..k8s.clusters import ClusterFacts, cluster_problems, from_cluster, label_of
 from ..scheduling.placement import gpu_nodes
@@ -112,7 +113,9 @@ class EksGpuNodeGroups(pulumi.ComponentResource):
             group_args = render.gpu_node_group_args(cfg.cluster, pool)
             lt = aws.ec2.LaunchTemplate(
                 f"{name}-{pool.name}-lt",
-                **render.launch_template_args(label, pool.name, pool.diskSizeGb, str(group_args["ami_type"])),
+                **render.launch_template_args(
+                    label, pool.name, pool.diskSizeGb, str(group_args["ami_type"]), coldstart.plan("eks-managed", pool)
+                ),
                 **reserved_launch_args(pool),
                 opts=child,
             )

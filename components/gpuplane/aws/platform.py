@@ -30,7 +30,8 @@ from ..args.platform import (
     ValidationArgs,
     platform_config,
 )
-from ..autoscaling.stack import autoscaling_outputs, gpu_autoscalers
+from ..args.storage import StorageArgs
+from ..autoscaling.stack import autoscaling_outputs, gpu_autoscalers, workload_namespaces
 from ..catalog import NODE_IMAGES
 from ..catalog.health import AGENT_ADDON
 from ..catalog.platforms import Source
@@ -46,6 +47,7 @@ from ..nvidia import dcgm, operator
 from ..nvidia.dra import dra_driver
 from ..scheduling.nodes import pool_target
 from ..scheduling.placement import stack_gpu_nodes
+from ..storage.stack import model_stores, storage_outputs
 from . import efa
 from . import karpenter_render as kr
 from .autoscaler import ClusterAutoscaler
@@ -94,6 +96,8 @@ class EksGpuPlatformArgs(TypedDict):
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
     autoscaling: NotRequired[AutoscalingArgs]
     """Deployments KEDA scales on GPU or serving metrics of the stack's Prometheus (docs/autoscaling.md)."""
+    storage: NotRequired[StorageArgs]
+    """Model and dataset stores: buckets mounted in pods, for the service accounts named only (docs/storage.md)."""
     allow_unlisted_regions: NotRequired[bool]
     """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
     gpu_allocation: NotRequired[GpuAllocation]
@@ -189,9 +193,17 @@ class EksGpuPlatform(pulumi.ComponentResource):
         self.exporter = NVIDIA[cfg.platform](self, name, cfg, on_k8s)
         self.monitoring = gpu_monitoring(f"{name}-monitoring", cfg, scrape_target(cfg), self.exporter, opts=on_k8s)
         validation_checks(name, cfg, [self.exporter, *([self.dra_driver] if self.dra_driver else [])], on_k8s)
-        kueue_queues(name, cfg, on_k8s)
-        self.autoscalers = gpu_autoscalers(name, cfg, [self.monitoring], on_k8s)
-        self.outputs = {**monitoring_outputs(cfg, scrape_target(cfg)), **autoscaling_outputs(cfg)}
+        queues = kueue_queues(name, cfg, on_k8s)
+        spaces = workload_namespaces(name, cfg, on_k8s)  # the workloads' and the stores', created once
+        waits = [*spaces, *([queues] if queues else [])]
+        self.stores = model_stores(name, cfg, on_k8s, self.cluster.cluster_name, waits)
+        stores = [self.stores] if self.stores else []
+        self.autoscalers = gpu_autoscalers(name, cfg, [self.monitoring, *stores], on_k8s, spaces=spaces)
+        self.outputs = {
+            **monitoring_outputs(cfg, scrape_target(cfg)),
+            **autoscaling_outputs(cfg),
+            **storage_outputs(cfg, self.stores),
+        }
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration` (and `autoscaling`)."""
         c = self.cluster
         self.cluster_name, self.kubeconfig, self.vpc_id = c.cluster_name, c.kubeconfig, c.vpc_id

@@ -16,11 +16,13 @@ from typing import Any
 
 from ..catalog import NODE_IMAGES
 from ..config.capacity import eks_capacity_type
+from ..config.coldstart import NO_COLD_START, ColdStartPlan
 from ..config.model import ClusterConfig, GpuPool
 from ..config.prices import machine_of
 from ..resources.names import fit_autoname, fit_prefix
 from ..scheduling.nodes import pool_labels, pool_taints
 from ..scheduling.sharing import advertised, operator_node_labels
+from .coldstart_render import launch_template_ebs, launch_template_user_data
 
 TAINT_EFFECTS: Mapping[str, str] = MappingProxyType(
     {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
@@ -166,9 +168,14 @@ def secrets_key_args(cluster: str) -> dict[str, Any]:
     }
 
 
-def launch_template_args(cluster: str, pool_name: str, disk_gb: int, ami_type: str) -> dict[str, Any]:
-    """Launch template for a node group: IMDSv2 required (hop limit 1), every volume encrypted gp3."""
+def launch_template_args(
+    cluster: str, pool_name: str, disk_gb: int, ami_type: str, cold: ColdStartPlan | None = None
+) -> dict[str, Any]:
+    """Launch template for a node group: IMDSv2 required (hop limit 1), every volume encrypted gp3; a GPU pool's
+    cold-start settings (`cold`) add the user data that turns on parallel pull, the image volume's throughput
+    and IOPS, and its image-cache snapshot (whose volume takes the snapshot's encryption)."""
     image = NODE_IMAGES[ami_type]
+    cold = cold or NO_COLD_START
     return {
         "name_prefix": f"{cluster}-{pool_name}-",
         "description": f"gpuplane {cluster}/{pool_name}: IMDSv2, encrypted gp3",
@@ -181,17 +188,10 @@ def launch_template_args(cluster: str, pool_name: str, disk_gb: int, ami_type: s
             "http_put_response_hop_limit": 1,
         },
         "block_device_mappings": [
-            {
-                "device_name": device,
-                "ebs": {
-                    "volume_size": gb,
-                    "volume_type": "gp3",
-                    "encrypted": "true",
-                    "delete_on_termination": "true",
-                },
-            }
+            {"device_name": device, "ebs": launch_template_ebs(image, device, gb, cold)}
             for device, gb in image.volumes(disk_gb)
         ],
+        **launch_template_user_data(cold),
         "tags": {"gpuplane.io/cluster": cluster, "gpuplane.io/pool": pool_name},
     }
 

@@ -35,6 +35,20 @@ class NodeImage:
     """CPU architecture of the image (`x86_64` or `arm64`); it must match the instance types'."""
     os_volume_gb: int = 0
     """Size of a separate OS volume on `/dev/xvda` (Bottlerocket's), or 0 when the data device is the root."""
+    parallel_pull: str = ""
+    """How the image turns on SOCI parallel pull (`gpuPools[].coldStart.parallelPull`), in its user data:
+    `nodeadm` (AL2023: a NodeConfig with `featureGates.FastImagePull: true` in a MIME part; soci-snapshotter is
+    installed in every AL2023 AMI, awslabs/amazon-eks-ami templates/al2023/provisioners/install-worker.sh,
+    nodeadm/doc/examples.md), `bottlerocket` (TOML `settings.container-runtime.snapshotter = "soci"` and the
+    soci-snapshotter plugin's `pull-mode = "parallel-pull-unpack"`, Bottlerocket 1.44.0+,
+    https://bottlerocket.dev/en/os/1.44.x/api/settings/container-runtime-plugins), or empty: not supported."""
+    parallel_pull_from: str = ""
+    """The first image release with parallel pull (a Karpenter `amiVersion` older than it keeps it off):
+    AL2023 v20250813 (amazon-eks-ami CHANGELOG, #2352), Bottlerocket 1.44.0."""
+    image_cache_device: str = ""
+    """The device a pool's `coldStart.imageCacheSnapshot` restores (Bottlerocket's `/dev/xvdb` data volume holds
+    containerd's images: aws-samples/bottlerocket-images-cache README), or empty: the image has no separate
+    data volume to restore."""
 
     def volumes(self, data_gb: int) -> list[tuple[str, int]]:
         """(device, GiB) of every EBS volume a node gets; gpuplane maps each one, encrypted."""
@@ -44,6 +58,22 @@ class NodeImage:
     @property
     def operator_installs_driver(self) -> bool:
         return not self.driver
+
+
+AL2023_SOCI_FROM = "v20250813"
+"""The first AL2023 release with SOCI parallel pull (awslabs/amazon-eks-ami CHANGELOG, #2352); every AL2023 AMI
+since ships soci-snapshotter. nodeadm ignores the gate on nodes under 7 GiB / 4 vCPU
+(nodeadm/internal/containerd/config.go), which no GPU instance is."""
+
+
+def release_at_least(version: str, first: str) -> bool:
+    """Whether a Karpenter `amiVersion` (`latest`, `v20250813`, `1.44.0`) is `first` or newer; a version in the
+    other family's scheme (a dated one for Bottlerocket) can't be compared and counts as newer."""
+    if version == "latest" or not first or version.startswith("v") != first.startswith("v"):
+        return True
+    if first.startswith("v"):
+        return version >= first
+    return tuple(int(x) for x in version.split(".")) >= tuple(int(x) for x in first.split("."))
 
 
 NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
@@ -59,6 +89,8 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
                 mig_manager=True,
                 data_device="/dev/xvda",
                 karpenter_alias="al2023",
+                parallel_pull="nodeadm",
+                parallel_pull_from=AL2023_SOCI_FROM,
             ),
             # The Arm (Graviton / Grace) variant: P6e-GB200 UltraServers take it (EKS user guide,
             # ml-eks-nvidia-ultraserver: AL2023 ARM NVIDIA AMI with the driver, fabric manager and IMEX driver).
@@ -72,6 +104,8 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
                 data_device="/dev/xvda",
                 karpenter_alias="al2023",
                 arch="arm64",
+                parallel_pull="nodeadm",
+                parallel_pull_from=AL2023_SOCI_FROM,
             ),
             NodeImage(
                 ami_type="BOTTLEROCKET_x86_64_NVIDIA",
@@ -83,6 +117,9 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
                 data_device="/dev/xvdb",
                 karpenter_alias="bottlerocket",
                 os_volume_gb=4,  # Bottlerocket's OS volume, as Karpenter's Bottlerocket default maps it
+                parallel_pull="bottlerocket",
+                parallel_pull_from="1.44.0",
+                image_cache_device="/dev/xvdb",
             ),
             NodeImage(
                 ami_type="AL2023_x86_64_STANDARD",
@@ -93,6 +130,8 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType(
                 mig_manager=True,
                 data_device="/dev/xvda",
                 karpenter_alias="al2023",
+                parallel_pull="nodeadm",
+                parallel_pull_from=AL2023_SOCI_FROM,
             ),
         )
     }

@@ -88,6 +88,30 @@ GLOBAL_NAMES: Mapping[str, GlobalName] = MappingProxyType(
             prefix_input="nodeGroupNamePrefix",
             prefix_suffix=PREFIXED_UNIQUE_ID,
         ),
+        "aws:s3/bucket:Bucket": GlobalName(
+            "bucket",
+            (),
+            r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$",
+            63,
+            "S3 bucket naming rules (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html: 3 to 63 "
+            "lowercase letters, digits, '.' and '-', unique across all accounts of the partition); a bucketPrefix gets "
+            "26 characters more (terraform-provider-aws internal/service/s3/bucket.go `create.Name`, so at most 37)",
+            min_len=3,
+            autoname=True,
+            prefix_input="bucketPrefix",
+            prefix_suffix=PREFIXED_UNIQUE_ID,
+        ),
+        "gcp:storage/bucket:Bucket": GlobalName(
+            "name",
+            (),
+            r"^[a-z0-9][a-z0-9_.-]*[a-z0-9]$",
+            63,
+            "Cloud Storage bucket names (cloud.google.com/storage/docs/buckets#naming: 3 to 63 lowercase letters, "
+            "digits, '-', '_' and '.', unique across all of Cloud Storage); pulumi-gcp provider/resources.go autonames "
+            "`name` (AutoName, '-' and 7 random characters)",
+            min_len=3,
+            autoname=True,
+        ),
         "aws:iam/role:Role": GlobalName(
             "name",
             (),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from .base import DNS_LABEL, Model, context_value, repeated, shaped, suggest, valid_labels
+from .base import DNS_LABEL, Model, context_value, own_namespace, repeated, shaped, suggest, valid_labels
 
 if TYPE_CHECKING:
     from .model import StackConfig
@@ -32,7 +32,6 @@ PORT_NAME = shaped(
 PATH = shaped(r"^/[!-~]*$", "must be an HTTP path starting with '/' (e.g. /metrics)")
 URL = shaped(r"^https?://[^\s/]+(/\S*)?$", "must be an http(s) URL (e.g. http://prometheus-operated.monitoring:9090)")
 GPU_KINDS = ("gpu-utilization", "gpu-memory")
-SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
 NEEDS_URL = ("prometheus-operator", "scrape-config")
 """Integrations whose Prometheus gpuplane neither installs nor knows: the query address must be given."""
 
@@ -111,6 +110,22 @@ class Deployment(Model):
     memory: str = Field(default="3Gi", pattern=QUANTITY)
     """Memory request per replica (a Kubernetes quantity): vLLM's server and engine with torch and CUDA; raise it
     for bigger models."""
+    stores: dict[str, str] = Field(default_factory=dict)
+    """Model stores (`gpuplane:storage`) to mount, by name, at a path each (e.g. `{models: /models}`): read-only
+    where `serviceAccount` reads the store, read-write where it writes it."""
+    serviceAccount: str | None = Field(default=None, pattern=DNS_LABEL, max_length=63)
+    """The service account the pods run as: with `stores`, one the stores name in the workload's namespace."""
+
+    @field_validator("stores")
+    @classmethod
+    def _absolute_paths(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = sorted(path for path in v.values() if not path.startswith("/") or path.rstrip("/") in ("", "/dev/shm"))
+        if bad:
+            raise ValueError(f"mount paths must be absolute and not / or /dev/shm (got {', '.join(map(repr, bad))})")
+        dupes = repeated([p.rstrip("/") for p in v.values()])
+        if dupes:
+            raise ValueError(f"two stores at one path ({', '.join(dupes)})")
+        return v
 
     @field_validator("pool")
     @classmethod
@@ -143,9 +158,7 @@ class Workload(Model):
     @field_validator("namespace")
     @classmethod
     def _not_system(cls, v: str) -> str:
-        if v in SYSTEM_NAMESPACES:
-            raise ValueError(f"{v} is Kubernetes' own namespace; run the workload in one of its own")
-        return v
+        return own_namespace(v, "run the workload in one of its own")
 
     @field_validator("podLabels")
     @classmethod

@@ -76,3 +76,13 @@ def valid_labels(v: dict[str, str]) -> dict[str, str]:
     if bad:
         raise ValueError(f"invalid Kubernetes label(s): {', '.join(bad)}")
     return v
+
+
+SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+
+
+def own_namespace(v: str, advice: str) -> str:
+    """Field validator body: `v` is not one of Kubernetes' own namespaces (`advice` says where to go instead)."""
+    if v in SYSTEM_NAMESPACES:
+        raise ValueError(f"{v} is Kubernetes' own namespace; {advice}")
+    return v

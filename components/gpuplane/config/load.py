@@ -129,8 +129,8 @@ def parse_config(raw: Mapping[str, Any], unknown: Collection[str] = ()) -> Stack
     return cfg
 
 
-LAYOUT_INPUTS = ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet", "gpuAllocation")
-"""Sections the fleet and zone checks read."""
+LAYOUT_INPUTS = ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet", "gpuAllocation", "storage")
+"""Sections the whole-config checks read (fleet, zones; which stores a Deployment may mount)."""
 
 
 _POOL_NAME: TypeAdapter[str] = TypeAdapter(Annotated[str, *GpuPool.model_fields["name"].metadata])
@@ -153,9 +153,11 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     from ..stack.fleet import fleet_problems, region_problems, zone_problems  # these need the validated pools
     from .autoscaling import autoscaling_problems
     from .capacity import capacity_problems
+    from .coldstart import coldstart_problems
     from .dra import dra_problems
     from .health import health_problems, validation_problems
     from .network import gpudirect_slot_problems, pool_zone_problems
+    from .storage import storage_problems
 
     if cfg.fleet is not None:
         found = fleet_problems(cfg)
@@ -168,6 +170,8 @@ def _layout_problems(cfg: StackConfig) -> list[tuple[str, str]]:
     found += dra_problems(cfg)
     found += validation_problems(cfg) + health_problems(cfg)
     found += autoscaling_problems(cfg)
+    found += coldstart_problems(cfg)
+    found += storage_problems(cfg)
     merged: dict[str, list[str]] = {}  # one problem per key: checks that judge the same key say so together
     for loc, reason in found:
         merged.setdefault(key_path(loc), []).append(reason)

@@ -47,6 +47,7 @@ from .pool import (
 )
 from .provisioning import AutoProvisioningConfig, KarpenterConfig
 from .queues import QueuesConfig
+from .storage import StorageConfig
 
 
 class SystemPool(_Model):
@@ -141,6 +142,9 @@ class StackConfig(_Model):
     """Kueue job queues per team with GPU quotas per pool (see docs/queues.md)."""
     autoscaling: AutoscalingConfig | None = None
     """Deployments KEDA scales on GPU or serving metrics of the stack's Prometheus (see docs/autoscaling.md)."""
+    storage: StorageConfig | None = None
+    """Model and dataset stores: buckets mounted in GPU pods through the cloud's CSI driver, readable by the service
+    accounts named here only (see docs/storage.md)."""
     gpuAllocation: Literal["device-plugin", "dra"] = "device-plugin"
     """How pods get GPUs on pools that don't say (`gpuPools[].gpuAllocation`): `device-plugin` (count
     `nvidia.com/gpu`) or `dra` (claim them through Dynamic Resource Allocation; docs/gpu-claims.md)."""

@@ -16,6 +16,7 @@ from .base import DNS_LABEL as _DNS_LABEL
 from .base import Model as _Model
 from .base import context_value, shaped, suggest, valid_labels
 from .capacity import MAX_RUN_SECONDS, CapacityType, Reservation, duration_seconds
+from .coldstart import ColdStart
 from .network import PLACEMENT_GROUP, check_network, check_zones
 from .sharing import Sharing
 
@@ -280,6 +281,10 @@ class GpuPool(_Model):
     placementGroup: str | None = None
     """AWS, with `network: efa`: an existing cluster placement group (name, or `pg-` ID) to launch into;
     unset: managed node groups get their own, Karpenter classes launch without one."""
+    coldStart: ColdStart = Field(default_factory=ColdStart)
+    """How fast a new node gets its container images (docs/cold-start.md): GKE image streaming and secondary
+    boot disks, EKS SOCI parallel pull, a Bottlerocket image-cache snapshot, the data volume's throughput; on by
+    default where the platform has them. The capacity summary estimates each pool's cold start from it."""
 
     @field_validator("zones")
     @classmethod

@@ -25,6 +25,8 @@ from ..args.platform import (
     ValidationArgs,
     platform_config,
 )
+from ..args.storage import StorageArgs
+from ..autoscaling.stack import workload_namespaces
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, StackConfig
 from ..health.component import validation_checks
@@ -36,6 +38,7 @@ from ..monitoring.wiring import monitoring_outputs
 from ..resources.lifecycle import keep_options
 from ..scheduling.compute_class import compute_classes
 from ..scheduling.placement import stack_gpu_nodes
+from ..storage.stack import model_stores, storage_outputs
 from . import render
 from .access import kube_access, node_service_account
 from .network import cloud_nat, endpoint_args
@@ -95,6 +98,8 @@ class GkeAutopilotPlatformArgs(TypedDict):
     """Post-deploy checks per GPU class: GPUs visible, DCGM diagnostics, NCCL (replaces `smoke_test`)."""
     queues: NotRequired[QueuesArgs]
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
+    storage: NotRequired[StorageArgs]
+    """Model and dataset stores: buckets mounted in pods, for the service accounts named only (docs/storage.md)."""
     allow_unlisted_regions: NotRequired[bool]
     """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
 
@@ -154,8 +159,12 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
             custom_resource(f"{name}-{o['metadata']['name']}-computeclass", o, on_k8s) for o in compute_classes(cfg)
         ]
         validation_checks(name, cfg, classes, on_k8s)  # pods that select a class wait for it
-        kueue_queues(name, cfg, on_k8s)
-        self.outputs = monitoring_outputs(cfg, DEVICE_PLUGIN)
+        queues = kueue_queues(name, cfg, on_k8s)
+        spaces = workload_namespaces(name, cfg, on_k8s)
+        # Autopilot runs the Cloud Storage FUSE CSI driver already (GKE: on by default on Autopilot from 1.24)
+        on_both = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider, "gcp": provider})
+        self.stores = model_stores(name, cfg, on_both, after=[*spaces, *([queues] if queues else [])])
+        self.outputs = {**monitoring_outputs(cfg, DEVICE_PLUGIN), **storage_outputs(cfg, self.stores)}
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
         self.scrape_config = pulumi.Output.from_input(self.outputs["scrapeConfig"])
         self.prometheus_rules = pulumi.Output.from_input(self.outputs["prometheusRules"])

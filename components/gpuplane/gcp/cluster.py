@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from ..config import coldstart
 from ..config.gcp import GcpConfig
 from ..config.model import ClusterConfig, GpuPool
 from ..config.provisioning import AutoProvisioningConfig
@@ -28,6 +29,7 @@ class GkeGpuClusterArgs:
         gpu_pools: Sequence[GpuPool],
         managed_prometheus: bool = False,
         auto_provisioning: AutoProvisioningConfig | None = None,
+        gcs_fuse: bool = False,
     ) -> None:
         self.cluster = cluster
         """Cluster name, release channel, deletion protection and system pool."""
@@ -40,6 +42,8 @@ class GkeGpuClusterArgs:
         self.auto_provisioning = auto_provisioning
         """With node auto-provisioning, `gpu_pools` are GPU classes: their ceilings become NAP's GPU
         resource limits and no fixed GPU pool is created."""
+        self.gcs_fuse = gcs_fuse
+        """Turn on GKE's Cloud Storage FUSE CSI driver add-on (model stores mount buckets with it)."""
 
 
 class GkeGpuCluster(pulumi.ComponentResource):
@@ -61,24 +65,36 @@ class GkeGpuCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         sa, roles = node_service_account(name, args.cluster, args.gcp, child)
+        streams = (
+            coldstart.nap_image_streaming(args.gpu_pools)
+            if args.auto_provisioning is not None
+            else any(coldstart.plan("gke-standard", p).image_streaming for p in args.gpu_pools)
+        )
+        # image streaming needs the Container File System API (GKE how-to, image-streaming): before NAP's cluster-wide
+        # default and before the pools
+        api: list[pulumi.Resource] = [streaming_api(name, args.gcp, child)] if streams else []
+        waits: list[pulumi.Resource] = [*roles, *api]
 
         cluster_args = render.cluster_args(args.cluster, args.gcp, args.managed_prometheus, sa.email)
         fixed = args.gpu_pools if args.auto_provisioning is None else []
         if args.gcp.multiNetworking:
             cluster_args.update(gpudirect.cluster_fields())
+        if args.gcs_fuse:  # off by default on Standard; updated in place (terraform-provider-google addons_config)
+            cluster_args["addons_config"] = {"gcs_fuse_csi_driver_config": {"enabled": True}}
         if args.auto_provisioning is not None:
             cluster_args["cluster_autoscaling"] = render.cluster_autoscaling(
                 args.auto_provisioning, args.gcp, args.gpu_pools, sa.email
             )
+            cluster_args["node_pool_defaults"] = render.nap_pool_defaults(args.gpu_pools)
         cluster_opts = pulumi.ResourceOptions.merge(
             keep_options(args.cluster, child),
-            pulumi.ResourceOptions(ignore_changes=list(render.CLUSTER_IGNORE_CHANGES)),
+            pulumi.ResourceOptions(ignore_changes=list(render.CLUSTER_IGNORE_CHANGES), depends_on=api or None),
         )
         cluster = gcp.container.Cluster(f"{name}-cluster", **cluster_args, opts=cluster_opts)
         # Private nodes pull images through the NAT: pools (and so the add-ons) wait for it.
         nat = cloud_nat(name, args.cluster.name, args.gcp, child)
         networks, made = gpudirect.create_networks(name, args.cluster.name, args.gcp, fixed, child)
-        pool_opts = pulumi.ResourceOptions(parent=self, depends_on=[*roles, *nat])
+        pool_opts = pulumi.ResourceOptions(parent=self, depends_on=[*waits, *nat])
         system = gcp.container.NodePool(
             f"{name}-system",
             **render.system_pool_args(args.cluster, args.gcp, cluster.id, sa.email),
@@ -146,3 +162,19 @@ def create_gpu_pools(
             gpudirect.apply_node_pool(pool_args, pool, networks[pool.name])
         out.append(gcp.container.NodePool(f"{name}-{pool.name}", **pool_args, opts=pool_options(opts)))
     return out
+
+
+STREAMING_API = "containerfilesystem.googleapis.com"
+
+
+def streaming_api(name: str, gcp_cfg: GcpConfig, opts: pulumi.ResourceOptions) -> gcp.projects.Service:
+    """The Container File System API, which GKE image streaming needs in the project ("Before you begin": enable
+    it). Left on when the stack goes (`disable_on_destroy` off): other clusters of the project may stream too."""
+    return gcp.projects.Service(
+        f"{name}-image-streaming-api",
+        project=gcp_cfg.project,
+        service=STREAMING_API,
+        disable_on_destroy=False,
+        disable_dependent_services=False,
+        opts=opts,
+    )

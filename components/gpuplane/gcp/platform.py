@@ -28,9 +28,10 @@ from ..args.platform import (
     ValidationArgs,
     platform_config,
 )
+from ..args.storage import StorageArgs
 from ..autoscaling.component import NAMESPACE as KEDA_NAMESPACE
 from ..autoscaling.render import KEDA_SERVICE_ACCOUNT
-from ..autoscaling.stack import autoscaling_outputs, gpu_autoscalers, needs_google_identity
+from ..autoscaling.stack import autoscaling_outputs, gpu_autoscalers, needs_google_identity, workload_namespaces
 from ..config.capacity import uses_compute_class
 from ..config.dra import claims_gpus
 from ..config.model import StackConfig
@@ -44,6 +45,7 @@ from ..nvidia import dcgm
 from ..nvidia.dra import dra_driver
 from ..scheduling.compute_class import compute_classes
 from ..scheduling.placement import stack_gpu_nodes
+from ..storage.stack import model_stores, storage_outputs
 from . import gpudirect
 from .access import keda_identity
 from .cluster import GkeGpuCluster, GkeGpuClusterArgs
@@ -87,6 +89,8 @@ class GkeGpuPlatformArgs(TypedDict):
     """Kueue job queues per team with GPU quotas per pool (docs/queues.md)."""
     autoscaling: NotRequired[AutoscalingArgs]
     """Deployments KEDA scales on GPU or serving metrics of the stack's Prometheus (docs/autoscaling.md)."""
+    storage: NotRequired[StorageArgs]
+    """Model and dataset stores: buckets mounted in pods, for the service accounts named only (docs/storage.md)."""
     allow_unlisted_regions: NotRequired[bool]
     """Accept a region newer than gpuplane's catalog (its GPU zones are then not checked)."""
     gpu_allocation: NotRequired[GpuAllocation]
@@ -173,6 +177,7 @@ class GkeGpuPlatform(pulumi.ComponentResource):
                 cfg.gpuPools,
                 managed_prometheus=cfg.monitoring.integration == "gke-managed",
                 auto_provisioning=cfg.autoProvisioning,
+                gcs_fuse=cfg.storage is not None,
             ),
             opts=pulumi.ResourceOptions(parent=self, providers={"gcp": provider}),
         )
@@ -222,9 +227,9 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             ],  # pods wait for a class, the DRA driver, and the GPUDirect networks they attach
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
         )
-        kueue_queues(
-            name, cfg, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
-        )
+        on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider})
+        queues = kueue_queues(name, cfg, on_k8s)
+        spaces = workload_namespaces(name, cfg, on_k8s)  # the workloads' and the stores', created once
         keda_sa, grants = None, list[pulumi.Resource]()
         if needs_google_identity(cfg):  # KEDA's operator reads GKE Managed Prometheus as a Google account of its own
             keda_sa, grants = keda_identity(
@@ -236,15 +241,24 @@ class GkeGpuPlatform(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, provider=provider),
                 after=[self.cluster],
             )
+        on_both = pulumi.ResourceOptions(
+            parent=self, providers={"kubernetes": self.cluster.k8s_provider, "gcp": provider}
+        )
+        self.stores = model_stores(name, cfg, on_both, after=[*spaces, *([queues] if queues else [])])
         self.autoscalers = gpu_autoscalers(
             name,
             cfg,
-            [self.monitoring],
+            [self.monitoring, *([self.stores] if self.stores else [])],
             pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.k8s_provider}),
             keda_sa.email if keda_sa is not None else None,
             grants,
+            spaces,
         )
-        self.outputs = {**monitoring_outputs(cfg, scrape_target(cfg)), **autoscaling_outputs(cfg)}
+        self.outputs = {
+            **monitoring_outputs(cfg, scrape_target(cfg)),
+            **autoscaling_outputs(cfg),
+            **storage_outputs(cfg, self.stores),
+        }
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration` (and `autoscaling`)."""
         self.cluster_name = self.cluster.cluster_name
         self.endpoint = self.cluster.endpoint

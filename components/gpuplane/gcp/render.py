@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..catalog import lookup
+from ..config import coldstart
 from ..config.capacity import gcp_pool_zones
 from ..config.dra import claims_gpus
 from ..config.gcp import GKE_DEFAULT_ZONES, GcpConfig
@@ -249,6 +250,7 @@ def gpu_pool_args(
             "taints": [
                 {"key": t.key, "value": t.value, "effect": TAINT_EFFECTS[t.effect]} for t in pool_taints("gcp", pool)
             ],
+            **cold_start_node_config(pool),
         }
     )
     zones = pool_zones(pool, gcp)
@@ -269,6 +271,24 @@ def gpu_pool_args(
         "node_config": node_config,
     }
     return pool_capacity(pool, args)
+
+
+def cold_start_node_config(pool: GpuPool) -> dict[str, Any]:
+    """A GKE Standard pool's image streaming (`gcfs_config`, updated in place) and secondary boot disk
+    (`secondary_boot_disks`, CONTAINER_IMAGE_CACHE; ForceNew, so changing it replaces the pool), from
+    `gpuPools[].coldStart` (docs/cold-start.md; GKE how-tos image-streaming and data-container-image-preloading)."""
+    cold = coldstart.plan("gke-standard", pool)
+    disk = cold.secondary_boot_disk
+    return {
+        "gcfs_config": {"enabled": cold.image_streaming},
+        **({"secondary_boot_disks": [{"disk_image": disk, "mode": "CONTAINER_IMAGE_CACHE"}]} if disk else {}),
+    }
+
+
+def nap_pool_defaults(pools: Sequence[GpuPool]) -> dict[str, Any]:
+    """gke-nap's cluster-wide image streaming, which auto-provisioned pools inherit: the cluster's
+    `node_pool_defaults.node_config_defaults.gcfs_config` (pulumi_gcp container Cluster)."""
+    return {"node_config_defaults": {"gcfs_config": {"enabled": coldstart.nap_image_streaming(pools)}}}
 
 
 def gpu_limits(pools: Sequence[GpuPool]) -> dict[str, int]:

@@ -152,6 +152,10 @@ def resource_id(a: pulumi.runtime.MockResourceArgs, state: State) -> str:
         return str(state["id"])
     if a.typ == "aws:iam/role:Role":
         return str(state["name"])
+    if a.typ in ("aws:s3/bucket:Bucket", "gcp:storage/bucket:Bucket"):  # a bucket's ID is its name
+        return str(state.get("bucket") or state["name"])
+    if a.typ.startswith("aws:s3/bucket") and i.get("bucket"):  # its sub-resources' IDs are the bucket's name
+        return str(i["bucket"])
     if a.typ.startswith("kubernetes:") and isinstance(i.get("metadata"), dict):
         meta = i["metadata"]
         return "/".join(p for p in (meta.get("namespace"), meta.get("name", a.name)) if p)

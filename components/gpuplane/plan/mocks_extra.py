@@ -16,6 +16,7 @@ import pulumi
 
 from .mocks_aws import ACCOUNT, ZONES, eks_cluster_state, physical_name
 from .mocks_base import State, digest, fake_ip
+from .mocks_engine import engine_name
 
 Outputs = Callable[[pulumi.runtime.MockResourceArgs], State]
 Call = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -99,6 +100,42 @@ def aws_outputs(region: Callable[[], str]) -> dict[str, Outputs]:
             "arn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{str(a.inputs.get('url', '')).removeprefix('https://')}",
         },
         "aws:cloudwatch/eventTarget:EventTarget": lambda a: {"targetId": a.name, **a.inputs},
+        "aws:s3/bucket:Bucket": lambda a: s3_bucket(a, region()),
+        # the bucket sub-resources' only computed output besides `id` (the bucket's name) is `region` (pulumi-aws v7)
+        **{
+            f"aws:s3/{kind}:{kind[0].upper()}{kind[1:]}": lambda a: {**a.inputs, "region": region()}
+            for kind in (
+                "bucketPublicAccessBlock",
+                "bucketOwnershipControls",
+                "bucketServerSideEncryptionConfiguration",
+            )
+        },
+    }
+
+
+def s3_bucket_name(a: pulumi.runtime.MockResourceArgs) -> str:
+    """`bucket`, else `bucketPrefix` and the 26 digits terraform's `id.PrefixedUniqueId` appends (a timestamp and a
+    counter; a hash here), else Pulumi's autoname."""
+    if a.inputs.get("bucket"):
+        return str(a.inputs["bucket"])
+    if a.inputs.get("bucketPrefix"):
+        return f"{a.inputs['bucketPrefix']}{int(digest(a.typ, a.name)[:20], 16) % 10**26:026d}"
+    return physical_name(a)
+
+
+def s3_bucket(a: pulumi.runtime.MockResourceArgs, region: str) -> State:
+    """What CreateBucket and the provider's read return (terraform-provider-aws internal/service/s3/bucket.go)."""
+    name = s3_bucket_name(a)
+    return {
+        **a.inputs,
+        "bucket": name,
+        "id": name,
+        "arn": f"arn:aws:s3:::{name}",
+        "region": region,
+        "bucketDomainName": f"{name}.s3.amazonaws.com",
+        "bucketRegionalDomainName": f"{name}.s3.{region}.amazonaws.com",
+        "hostedZoneId": "Z3BJ6K6RIION7M",
+        "forceDestroy": a.inputs.get("forceDestroy", False),
     }
 
 
@@ -123,6 +160,20 @@ def gcp_outputs() -> dict[str, Outputs]:
             "selfLink": link(a, f"regions/{a.inputs.get('region', 'us-central1')}", "routers"),
         },
         "gcp:projects/iAMMember:IAMMember": lambda a: {**a.inputs, "etag": "BwY" + digest(a.name)[:13]},
+        "gcp:storage/bucketIAMMember:BucketIAMMember": lambda a: {**a.inputs, "etag": "CAE="},
+        # google_project_service: the ID is `<project>/<service>`, no outputs besides the inputs
+        "gcp:projects/service:Service": lambda a: {
+            **a.inputs,
+            "disableOnDestroy": a.inputs.get("disableOnDestroy", True),
+        },
+        "gcp:storage/bucket:Bucket": lambda a: {
+            **a.inputs,
+            "name": str(a.inputs.get("name") or engine_name(a.name)),
+            "url": f"gs://{a.inputs.get('name') or engine_name(a.name)}",
+            "selfLink": f"https://www.googleapis.com/storage/v1/b/{a.inputs.get('name') or engine_name(a.name)}",
+            "projectNumber": int(digest(str(a.inputs.get("project", "project")))[:11], 16),
+            "storageClass": a.inputs.get("storageClass", "STANDARD"),
+        },
         "gcp:serviceaccount/iAMMember:IAMMember": lambda a: {**a.inputs, "etag": "BwY" + digest(a.name)[:13]},
     }
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from .replacement_kubernetes import KUBERNETES, D, R, RawRule, forcenew
+from .replacement_storage import STORAGE
 
 TPG = "hashicorp/terraform-provider-google google/services/"
 GKE_CLUSTER = TPG + "container/resource_container_cluster.go"
@@ -96,6 +97,7 @@ _EKS_NG_ROLL = [
 TABLE: Mapping[str, list[RawRule]] = MappingProxyType(
     {
         **KUBERNETES,
+        **STORAGE,
         "gcp:container/cluster:Cluster": [
             *forcenew(
                 GKE_CLUSTER,

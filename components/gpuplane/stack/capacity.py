@@ -1,7 +1,7 @@
 """Capacity and cost summary of a stack, before deploying: per region and pool, what the pools can
 reach, its capacity types in preference order and reserved GPUs, what stays running (or stays paid
-for: reservations bill whether used or not) when idle, and an estimated hourly cost (dated catalog
-prices or yours)."""
+for: reservations bill whether used or not) when idle, an estimated hourly cost (dated catalog
+prices or yours), and an estimated cold start per new node (`stack.coldstart`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..config.capacity import capacity_order, reserved_nodes
 from ..config.model import GpuPool, StackConfig
 from ..config.prices import machine_of, node_price
 from ..scheduling.sharing import slots_per_gpu
+from .coldstart import cold_start_table, estimate_json, pool_estimate
 from .fleet import region_configs
 
 
@@ -36,6 +37,9 @@ class CapacityRow:
     idle_floor_gpus: int
     usd_per_hour_at_max: float | None
     usd_per_hour_at_floor: float | None
+    cold_start: dict[str, Any]
+    """Estimated seconds from a new node's launch to its first container running, and the inputs used
+    (`stack.coldstart.estimate_json`; docs/cold-start.md)."""
 
 
 def sharing_label(pool: GpuPool) -> str:
@@ -81,6 +85,7 @@ def capacity(cfg: StackConfig) -> list[CapacityRow]:
                     idle_floor_gpus=floor * p.gpusPerNode,
                     usd_per_hour_at_max=None if at_max is None else round(at_max, 2),
                     usd_per_hour_at_floor=None if at_floor is None else round(at_floor, 2) + 0.0,
+                    cold_start=estimate_json(pool_estimate(rcfg, p)),
                 )
             )
     return rows
@@ -160,4 +165,11 @@ def table(summary_: dict[str, Any]) -> str:
     note = f"Prices: {summary_['prices']}."
     if summary_["unpriced"]:
         note += f" No price for {', '.join(summary_['unpriced'])}: set gpuplane:prices.onDemand."
-    return "\n".join([*lines, note])
+    cold = cold_start_table(summary_["rows"]) if all("coldStart" in r for r in summary_["rows"]) else ""
+    return "\n".join(
+        [
+            *lines,
+            note,
+            *(["", "Cold start per new node (estimate, output `capacity` rows' coldStart):", cold] if cold else []),
+        ]
+    )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...config.model import StackConfig
 from ..mocks_engine import helm_release_name, kubernetes_name
 from ..runner import Plan, PlannedResource
-from . import autoscaling, claims, readback, rules, scheduling
+from . import autoscaling, claims, readback, rules, scheduling, volumes
 from .clusters import cluster_of, nodes_for, pod_nodes
 from .clusters import clusters as clusters  # re-exported: the simulator's API
 from .clusters import nodes_of as nodes_of
@@ -370,6 +370,9 @@ def check(plan: Plan, existing_crds: Collection[str] = (), rerun: bool = True) -
         *(Violation(*v) for v in claims.check_claims(g, nodes_for)),
         *(Violation(*v) for v in autoscaling.check_scale_targets(g)),
         *(Violation(*v) for v in autoscaling.check_scaler_queries(g)),
+        *(Violation(*v) for v in volumes.check_claims_bind(g)),
+        *(Violation(*v) for v in volumes.check_volume_drivers(g)),
+        *(Violation(*v) for v in volumes.check_pod_identities(g)),
         *check_second_up(g, rerun),
     ]
 
@@ -400,5 +403,10 @@ RULES = {
     "scale-target-exists": "a KEDA ScaledObject's Deployment is in the plan, or annotated as existing outside it",
     "scaler-query-scraped": "a ScaledObject's Prometheus query names series the cluster's integration scrapes, by "
     "labels that integration writes",
+    "claim-binds": "a PersistentVolumeClaim's StorageClass exists, or its static volume is in the plan, reserved for "
+    "it and created first",
+    "volume-driver-installed": "a PersistentVolume's CSI driver is installed on its cluster",
+    "pod-identity-unique": "one EKS Pod Identity association per cluster, namespace and service account",
+    "pod-identity-agent": "a cluster with Pod Identity associations runs the EKS Pod Identity agent",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""

@@ -223,6 +223,25 @@ def _nma_dcgm_types() -> list[str]:
 
 ADDON_PODS: Mapping[str, tuple[ChartPod, ...]] = MappingProxyType(
     {
+        # awslabs/mountpoint-s3-csi-driver @ 57c6bed (2.7.0) charts/aws-mountpoint-s3-csi-driver/templates: the
+        # `s3-csi-node` DaemonSet selects `kubernetes.io/os: linux` plus `node.nodeSelector` and tolerates every taint
+        # (`node.tolerateAllTaints`, true by default) plus `node.tolerations`; the `s3-csi-controller` Deployment
+        # selects linux plus `controller.nodeSelector` and tolerates only `controller.tolerations` (none by default).
+        "aws-mountpoint-s3-csi-driver": (
+            ChartPod(
+                "s3-csi-node",
+                "node",
+                {"nodeSelector": {"kubernetes.io/os": "linux"}},
+                derive=lambda v: {
+                    "tolerations": [
+                        *([{"operator": "Exists"}] if v.get("tolerateAllTaints", True) else []),
+                        *(v.get("tolerations") or []),
+                    ]
+                },
+                daemonset=True,
+            ),
+            ChartPod("s3-csi-controller", "controller", {"nodeSelector": {"kubernetes.io/os": "linux"}}),
+        ),
         # aws/eks-node-monitoring-agent @ 51af549 charts/eks-node-monitoring-agent/values.yaml: the agent tolerates
         # every taint on amd64/arm64 non-Auto nodes; `dcgm-server` selects the NVIDIA instance types on amd64 and
         # tolerates nothing. The add-on's `configurationValues` override them (as Helm values at these paths).

@@ -11,13 +11,14 @@ cluster or fail.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...config import ConfigError, parse_config
 from ..cloud import Cloud
 from ..deploy.readback import cloud_after, stored
+from ..deploy.rules import CLUSTER_SCOPED_KINDS
 from ..diff import PlanDiff, diff
 from ..mocks import PlanMocks
 from ..replacement import Effect
@@ -92,6 +93,7 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
     for urn in d.removed:
         if types[urn] in CLUSTER_TYPES:
             out.failures.append(f"{short(urn)}: a cluster is removed")
+    out.failures += moved_objects(base, head, d.added, d.removed)
     for c in d.changed:
         name = short(c.urn)
         rolls = any(f.effect is Effect.DISRUPTS for f in c.findings.values())
@@ -119,6 +121,35 @@ def outcome(change: RoutineChange, base: Mapping[str, Any], head: Mapping[str, A
             if rule.type == c.type and rule.refuses(by_urn[c.urn]["inputs"], new["inputs"], how):
                 out.failures.append(f"{name}: {rule.why} ({rule.source})")
     return out
+
+
+def _object_key(r: Mapping[str, Any]) -> tuple[str, str, str, str] | None:
+    """A Kubernetes object's identity on its cluster: (provider, kind, namespace, name)."""
+    meta = (r.get("inputs") or {}).get("metadata")
+    if not r["type"].startswith("kubernetes:") or not isinstance(meta, Mapping) or not meta.get("name"):
+        return None
+    namespace = "" if r["type"].rsplit(":", 1)[-1] in CLUSTER_SCOPED_KINDS else str(meta.get("namespace") or "default")
+    return (str(r.get("provider") or ""), r["type"], namespace, str(meta["name"]))
+
+
+def moved_objects(
+    base: Mapping[str, Any], head: Mapping[str, Any], added: Sequence[str], removed: Sequence[str]
+) -> list[str]:
+    """A Kubernetes object whose resource changes URN (a new logical name or parent) with the same name: the engine
+    creates the new resource before it deletes the old one (pulumi/pulumi pkg/resource/deploy/step_generator.go:
+    deletes of resources no longer in the program come after every create), so the API server answers the create
+    with AlreadyExists; and deleting the old one then deletes the object (a Namespace: with everything in it)."""
+    gone = {k: u for u in removed if (k := _object_key(_resource(base, u))) is not None}
+    return [
+        f"{short(u)}: {k[1].rsplit(':', 1)[-1]} {k[3]} moves from {short(gone[k])}: the create meets AlreadyExists "
+        "(the old one is deleted after it), and that delete would take the object"
+        for u in added
+        if (k := _object_key(_resource(head, u))) is not None and k in gone
+    ]
+
+
+def _resource(plan: Mapping[str, Any], urn: str) -> Mapping[str, Any]:
+    return next(r for r in plan["resources"] if r["urn"] == urn)
 
 
 def plan_against(stack: StackFile, cloud: Cloud | None = None) -> Plan:

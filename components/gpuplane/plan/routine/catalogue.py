@@ -187,6 +187,43 @@ def _other_instance(p: dict[str, Any]) -> dict[str, Any] | None:
     return {**p, "instanceTypes": [*current, options[0]]} if options else None
 
 
+STORE = {"name": "datasets", "readers": [{"namespace": "training", "serviceAccount": "trainer"}]}
+"""The store `add-store` adds: gpuplane creates its bucket, claims and grants."""
+
+
+def _add_store(c: Config) -> Config | None:
+    """One more store (a created bucket read by one service account), where the stack may have stores."""
+    if c.get("gpuplane:fleet"):
+        return None
+    storage = copy.deepcopy(c.get("gpuplane:storage") or {"stores": []})
+    storage["stores"].append(copy.deepcopy(STORE))
+    edited = {**c, "gpuplane:storage": storage}
+    return edited if _valid(edited) else None
+
+
+def _remove_store(c: Config) -> Config | None:
+    """The last store dropped, with the Deployments' mounts of it (the whole section with its last store)."""
+    storage = c.get("gpuplane:storage")
+    if not storage:
+        return None
+    gone = storage["stores"][-1]["name"]
+    kept = [s for s in storage["stores"] if s["name"] != gone]
+    edited = {k: v for k, v in c.items() if k != "gpuplane:storage"}
+    if kept:
+        edited["gpuplane:storage"] = {**storage, "stores": kept}
+    autoscaling = copy.deepcopy(c.get("gpuplane:autoscaling"))
+    for w in (autoscaling or {}).get("workloads", []):
+        d = w.get("deployment") or {}
+        if gone in (d.get("stores") or {}):
+            del d["stores"][gone]
+            if not d["stores"]:
+                d.pop("stores")
+                d.pop("serviceAccount", None)
+    if autoscaling is not None:
+        edited["gpuplane:autoscaling"] = autoscaling
+    return edited if _valid(edited) else None
+
+
 @dataclass(frozen=True)
 class RoutineChange:
     id: str
@@ -218,6 +255,8 @@ CATALOGUE: tuple[RoutineChange, ...] = (
     RoutineChange("bump-node-image", "move Karpenter's AMI to a newer release", _bump_node_image),
     RoutineChange("switch-monitoring", "switch monitoring.integration", _switch_monitoring),
     RoutineChange("add-region", "add a fleet region", _add_region),
+    RoutineChange("add-store", "add a model store (a bucket gpuplane creates, one reader)", _add_store),
+    RoutineChange("remove-store", "remove the last model store (and the Deployments' mounts of it)", _remove_store),
     RoutineChange(
         "change-instance-types",
         "add an instance type to an EKS pool",
