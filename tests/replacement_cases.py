@@ -54,6 +54,7 @@ NODE_CONFIG_RECREATES_NODES = (
     "kubeletConfig",
     "linuxNodeConfig",
     "gvnic",
+    "gcfsConfig",  # image streaming: counted as recreating nodes until GKE's table says otherwise
 )
 NODE_CONFIG_IN_PLACE = ("labels", "resourceLabels", "tags", "taints")
 
@@ -388,6 +389,16 @@ CASES: dict[str, dict[str, str]] = {
     # .stringData
     "kubernetes:apps/v1:Deployment": {"spec.selector": "R", "spec.replicas": "-", "spec.template": "-"},
     "kubernetes:core/v1:Service": {"spec.clusterIP": "R", "spec.ports": "-", "spec.selector": "-"},
+    # diff.go forceNewProperties core/v1: a PersistentVolume's sources (`.spec.csi`, ...), a claim's
+    # `.spec.accessModes`, `.spec.selector`, `.spec.storageClassName`, `.spec.volumeName`; size and labels in place
+    "kubernetes:core/v1:PersistentVolume": {"spec.csi": "R", "spec.mountOptions": "-", "metadata.labels": "-"},
+    "kubernetes:core/v1:PersistentVolumeClaim": {
+        "spec.accessModes": "R",
+        "spec.storageClassName": "R",
+        "spec.volumeName": "R",
+        "spec.selector": "R",
+        "spec.resources": "-",
+    },
     "kubernetes:core/v1:ResourceQuota": {"spec.scopes": "R", "spec.hard": "-"},
     "kubernetes:core/v1:Secret": {"type": "R", "data": "R", "stringData": "R", "metadata.labels": "-"},
     # pulumi-kubernetes provider.go DiffConfig: a different active cluster replaces the provider (gpuplane takes

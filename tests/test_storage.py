@@ -117,7 +117,9 @@ def test_eks_access_goes_through_pod_identity_to_the_named_accounts_and_the_pref
         (trust,) = _statements(role.inputs["assumeRolePolicy"])
         assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
         assert set(trust["Action"]) == {"sts:AssumeRole", "sts:TagSession"}  # EKS user guide, pod-id-role
+        # EKS user guide, pod-id-abac: the agent tags each session with the pod's cluster, namespace and account
         assert trust["Condition"]["StringEquals"] == {
+            "aws:RequestTag/eks-cluster-name": "ml-karpenter",
             "aws:RequestTag/kubernetes-namespace": ns,
             "aws:RequestTag/kubernetes-service-account": sa,
         }
@@ -181,10 +183,12 @@ def test_an_existing_bucket_is_used_not_created(plan_of: Callable[..., Plan]) ->
     sf = load("aws-karpenter", ROOT)
     storage = json.loads(json.dumps(sf.config["gpuplane:storage"]))
     storage["stores"][0]["bucket"] = "acme-llm-weights"
+    storage["stores"][0]["region"] = "eu-west-1"  # yours, elsewhere: Mountpoint does not correct a wrong region
     plan = plan_of(stack_with("aws-karpenter", storage=storage))
     assert plan.by_type("aws:s3/bucket:Bucket") == []
     (pv, *_) = plan.by_type(PV)
     assert pv.inputs["spec"]["csi"]["volumeAttributes"]["bucketName"] == "acme-llm-weights"
+    assert "region eu-west-1" in pv.inputs["spec"]["mountOptions"]
     arns = {
         r
         for p in plan.by_type("aws:iam/rolePolicy:RolePolicy")

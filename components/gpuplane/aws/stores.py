@@ -4,14 +4,12 @@ per service account (trusted through EKS Pod Identity for that service account o
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
-from ..catalog.platforms import GPUPLANE_SYSTEM_POOL
 from ..resources.names import ROLE, fit_autoname, fit_prefix
 from ..storage import render as r
 from ..storage.spec import StoresSpec
@@ -60,14 +58,6 @@ def private_bucket(
     return bucket, extras
 
 
-def mountpoint_configuration(spec: StoresSpec) -> str:
-    """The add-on's `configurationValues`: its node pods on every node (the GPU nodes are tainted), its controller
-    where the platform's add-ons run (aws/containers-roadmap #2785: the add-on schema's `node.tolerateAllTaints`,
-    `controller.nodeSelector` and `controller.tolerations`)."""
-    placement = spec.controller_placement or {"nodeSelector": dict(GPUPLANE_SYSTEM_POOL.node_selector)}
-    return json.dumps({"node": {"tolerateAllTaints": True}, "controller": dict(placement)}, sort_keys=True)
-
-
 def addons(name: str, spec: StoresSpec, cluster: Any, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
     """Mountpoint for Amazon S3's CSI driver and, unless the cluster has it, the EKS Pod Identity agent."""
     made: list[pulumi.Resource] = []
@@ -77,17 +67,23 @@ def addons(name: str, spec: StoresSpec, cluster: Any, opts: pulumi.ResourceOptio
         )
     if spec.csi_driver:
         made.append(
+            # No configurationValues: v2's defaults are what the stores need (its node pods tolerate every taint,
+            # `node.tolerateAllTaints`; its controller goes to any untainted node), and the add-on's schema refuses
+            # keys older versions lack (controller.tolerations before v2.3.0-eksbuild.1: aws/containers-roadmap#2676)
             aws.eks.Addon(
                 f"{name}-mountpoint",
                 cluster_name=cluster,
                 addon_name=MOUNTPOINT_ADDON,
-                configuration_values=mountpoint_configuration(spec),
                 resolve_conflicts_on_create="OVERWRITE",
                 resolve_conflicts_on_update="OVERWRITE",
                 opts=opts,
             )
         )
     return made
+
+
+def _trust(namespace: str, service_account: str, cluster: Any) -> str:
+    return r.pod_identity_trust(namespace, service_account, str(cluster))
 
 
 def _policy(scopes: Sequence[tuple[str | None, bool]], arns: Sequence[Any]) -> str:
@@ -109,7 +105,9 @@ def service_account_role(
     role = aws.iam.Role(
         f"{name}-role",
         name=fit_autoname(f"{name}-role", ROLE),
-        assume_role_policy=r.pod_identity_trust(namespace, service_account),
+        assume_role_policy=pulumi.Output.from_input(cluster).apply(
+            functools.partial(_trust, namespace, service_account)
+        ),
         description=f"gpuplane stores of {spec.cluster} for {namespace}/{service_account}",
         opts=opts,
     )

@@ -26,12 +26,14 @@ BUCKET = shaped(
 are the narrower ones; GCS also takes '_' and dotted names up to 222 characters (cloud.google.com/storage/docs/
 buckets#naming), which S3 refuses."""
 PREFIX = shaped(
-    r"^([A-Za-z0-9!_.*'()-]+/)+$",
-    "must be a folder in the bucket: names of letters, digits and !_.*'()- separated by '/', ending with '/' "
+    r"^([A-Za-z0-9!_.'()-]+/)+$",
+    "must be a folder in the bucket: names of letters, digits and !_.'()- separated by '/', ending with '/' "
     "(e.g. models/qwen2.5/)",
 )
 """A key prefix: Mountpoint mounts a prefix ending in '/' (awslabs/mountpoint-s3 doc/CONFIGURATION.md "Mounting a
-bucket prefix"); S3's safe key characters (docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html)."""
+bucket prefix"); S3's safe key characters (docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html) but `*`,
+which IAM's `Resource` and `StringLike` would read as a wildcard (a prefix `a*/` would grant `ab/`)."""
+AWS_REGION = shaped(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]$", "must look like us-east-1")
 
 
 class Access(Model):
@@ -64,10 +66,20 @@ class Store(Model):
     prefix: str | None = Field(default=None, pattern=PREFIX)
     """Only this folder of the bucket (e.g. `models/qwen2.5/`): pods see it as the volume's root, and on EKS the IAM
     grants cover only its keys."""
+    region: str | None = Field(default=None, pattern=AWS_REGION)
+    """EKS: the region of an existing `bucket` in another region than the cluster's (Mountpoint is told the region:
+    the nodes' metadata is out of its reach, and it does not correct a region given wrongly). Unset: the cluster's."""
     readers: list[Access] = Field(default_factory=list)
     """Service accounts whose pods read the store (mounted read-only)."""
     writers: list[Access] = Field(default_factory=list)
     """Service accounts whose pods write it (a model download Job, a checkpointing trainer): mounted read-write."""
+
+    @field_validator("region")
+    @classmethod
+    def _of_a_bucket(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and info.data.get("bucket") is None:
+            raise ValueError("names an existing bucket's region: a bucket gpuplane creates is in the cluster's region")
+        return v
 
     @model_validator(mode="after")
     def _someone(self) -> Store:
@@ -130,6 +142,19 @@ def storage_problems(cfg: StackConfig) -> list[tuple[tuple[str | int, ...], str]
     out: list[tuple[tuple[str | int, ...], str]] = []
     if cfg.storage is not None and cfg.fleet is not None:
         out.append((("storage",), "not supported with a fleet yet: each region's cluster would need its own stores"))
+    cloud = cfg.platform_spec.cloud
+    for i, store in enumerate(cfg.storage.stores if cfg.storage is not None else []):
+        if store.region is not None and cloud != "aws":
+            out.append((("storage", "stores", i, "region"), "applies to EKS (S3 buckets): Cloud Storage needs none"))
+        if cloud == "gcp" and store.bucket is None and "goog" in f"{cfg.cluster.name}-{store.name}":
+            # Cloud Storage refuses names with "goog" (cloud.google.com/storage/docs/buckets#naming)
+            out.append(
+                (
+                    ("storage", "stores", i, "name"),
+                    f"the bucket gpuplane would create ({cfg.cluster.name}-{store.name}-...) holds 'goog', which "
+                    "Cloud Storage refuses in bucket names: rename the store (or the cluster), or name a bucket",
+                )
+            )
     workloads = cfg.autoscaling.workloads if cfg.autoscaling is not None else []
     for i, w in enumerate(workloads):
         d = w.deployment
@@ -138,9 +163,12 @@ def storage_problems(cfg: StackConfig) -> list[tuple[tuple[str | int, ...], str]
         at: tuple[str | int, ...] = ("autoscaling", "workloads", i, "deployment")
         if d.serviceAccount is None:
             out.append(((*at, "serviceAccount"), "required with stores: the service account the stores name"))
+        shared = same_bucket(cloud, cfg.storage, list(d.stores))
+        if shared:
+            out.append(((*at, "stores"), shared))
         for name in d.stores:
-            store = cfg.storage.store(name) if cfg.storage is not None else None
-            if store is None:
+            found = cfg.storage.store(name) if cfg.storage is not None else None
+            if found is None:
                 known = [s.name for s in cfg.storage.stores] if cfg.storage is not None else []
                 out.append(
                     (
@@ -148,7 +176,7 @@ def storage_problems(cfg: StackConfig) -> list[tuple[tuple[str | int, ...], str]
                         f"no store {name!r}{suggest(name, known)} in storage.stores ({', '.join(known) or 'none'})",
                     )
                 )
-            elif d.serviceAccount is not None and access_of(store, w.namespace, d.serviceAccount) is None:
+            elif d.serviceAccount is not None and access_of(found, w.namespace, d.serviceAccount) is None:
                 out.append(
                     (
                         (*at, "stores", name),
@@ -157,6 +185,17 @@ def storage_problems(cfg: StackConfig) -> list[tuple[tuple[str | int, ...], str]
                     )
                 )
     return out
+
+
+def same_bucket(cloud: str, storage: StorageConfig | None, names: list[str]) -> str:
+    """GKE: why one pod can't mount these stores (two on one bucket), or "". Kubelet mounts a volume handle once per
+    pod and the Cloud Storage FUSE driver's handle is the bucket (gcs-fuse-csi-driver pkg/util/util.go: the pod would
+    stay in ContainerCreating)."""
+    if storage is None or cloud != "gcp":
+        return ""
+    buckets = [s.bucket for n in names if (s := storage.store(n)) is not None and s.bucket is not None]
+    dupes = repeated(buckets)
+    return f"stores on one bucket ({', '.join(dupes)}) can't be mounted in one pod on GKE: mount one" if dupes else ""
 
 
 def access_of(store: Store, namespace: str, service_account: str) -> bool | None:

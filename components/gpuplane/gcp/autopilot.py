@@ -41,6 +41,7 @@ from ..scheduling.placement import stack_gpu_nodes
 from ..storage.stack import model_stores, storage_outputs
 from . import render
 from .access import kube_access, node_service_account
+from .cluster import streaming_api
 from .network import cloud_nat, endpoint_args
 
 __all__ = ["DEVICE_PLUGIN", "GkeAutopilotPlatform", "GkeAutopilotPlatformArgs", "build"]
@@ -151,7 +152,12 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
             **autopilot_cluster_args(cfg.cluster, cfg.gcp, sa.email, managed),
             opts=keep_options(cfg.cluster, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=roles)),
         )
-        self.kubeconfig, self.k8s_provider = kube_access(name, cluster, cfg.cluster, cfg.gcp, self, [cluster, *nat])
+        # Autopilot streams images always; the project needs the Container File System API for it (GKE how-to,
+        # image-streaming: "Autopilot and Standard clusters"): workloads (through the provider) wait for it
+        api = streaming_api(name, cfg.gcp, child)
+        self.kubeconfig, self.k8s_provider = kube_access(
+            name, cluster, cfg.cluster, cfg.gcp, self, [cluster, *nat, api]
+        )
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
         on_k8s = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider})

@@ -78,6 +78,21 @@ KUBERNETES: Mapping[str, list[RawRule]] = MappingProxyType(
                 f"{K8S_DIFF} forceNewProperties `.spec.clusterIP`",
             )
         ],
+        # A PersistentVolume's source and a claim's binding are immutable: replaced, and with their fixed names deleted
+        # first, so a volume a claim still holds (or a claim a pod uses) waits on its protection finalizer
+        # (kubernetes.io/pv-protection, pvc-protection) and the `up` waits out its timeout: scale the pods down first.
+        "kubernetes:core/v1:PersistentVolume": [
+            (
+                "spec.csi",
+                R,
+                "a volume's source is immutable",
+                f"{K8S_DIFF} forceNewProperties PersistentVolume `.spec.csi`",
+            )
+        ],
+        "kubernetes:core/v1:PersistentVolumeClaim": [
+            (k, R, "a claim's binding is immutable", f"{K8S_DIFF} forceNewProperties PersistentVolumeClaim `.{k}`")
+            for k in ("spec.accessModes", "spec.storageClassName", "spec.volumeName", "spec.selector")
+        ],
         "kubernetes:core/v1:ResourceQuota": [
             (
                 "spec.scopes",

@@ -55,6 +55,9 @@ def _node_config(prefix: str) -> list[RawRule]:
 
 # GKE recreates every node of the pool for these in-place node_config updates (nodePoolNodeConfigUpdate in
 # node_config.go; https://cloud.google.com/kubernetes-engine/docs/how-to/node-pools#change-machine-attributes).
+# gcfs_config (image streaming) is counted here conservatively: GKE's table of changes that recreate nodes
+# (concepts/node-pool-upgrade-strategies) was not readable offline; the node's image-streaming daemon is configured
+# at boot.
 GKE_NODE_RECREATE = [
     (f"nodeConfig.{k}", D, "updated in place, but GKE recreates every node (surge upgrade)", f"{NODE_CONFIG} `{v}`")
     for k, v in {
@@ -66,6 +69,7 @@ GKE_NODE_RECREATE = [
         "kubeletConfig": "kubelet_config",
         "linuxNodeConfig": "linux_node_config",
         "gvnic": "gvnic",
+        "gcfsConfig": "gcfs_config",
     }.items()
 ]
 

@@ -43,8 +43,9 @@ class Driver:
 
 
 def _mountpoint_options(store: Store, writes: bool, region: str) -> list[str]:
-    # The region: the nodes' IMDS hop limit is 1, so Mountpoint (not on the host network) can't ask the instance.
-    opts = [f"region {region}", "allow-other"]
+    # The region: the nodes' IMDS hop limit is 1, so Mountpoint (not on the host network) can't ask the instance; a
+    # bucket of yours elsewhere says its own (mountpoint-s3 config.rs: a region given wrongly is not corrected).
+    opts = [f"region {store.region or region}", "allow-other"]
     if store.prefix:
         opts.append(f"prefix {store.prefix}")
     if writes:  # a downloader replaces and deletes files; without these Mountpoint only creates new ones
@@ -192,17 +193,21 @@ def role_policy(grants: Sequence[tuple[str, str | None, bool]]) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
-def pod_identity_trust(namespace: str | None = None, service_account: str | None = None) -> str:
+def pod_identity_trust(
+    namespace: str | None = None, service_account: str | None = None, cluster: str | None = None
+) -> str:
     """Trust for EKS Pod Identity (docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html); given a service
-    account, for it alone: the agent tags each session with the pod's namespace and service account (pod-id-abac)."""
+    account and its cluster, for it alone: the agent tags each session with the pod's cluster, namespace and service
+    account (pod-id-abac: `eks-cluster-name`, `kubernetes-namespace`, `kubernetes-service-account`)."""
     statement: dict[str, Any] = {
         "Effect": "Allow",
         "Principal": {"Service": "pods.eks.amazonaws.com"},
         "Action": ["sts:AssumeRole", "sts:TagSession"],
     }
-    if namespace is not None and service_account is not None:
+    if namespace is not None and service_account is not None and cluster is not None:
         statement["Condition"] = {
             "StringEquals": {
+                "aws:RequestTag/eks-cluster-name": cluster,
                 "aws:RequestTag/kubernetes-namespace": namespace,
                 "aws:RequestTag/kubernetes-service-account": service_account,
             }

@@ -4,7 +4,7 @@ config's own `gpuplane:storage` models check, so each rule lives in one place.""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,8 +31,6 @@ class StoresSpec:
     """Namespaces to create (before the claims)."""
     pod_identity_agent: bool = True
     csi_driver: bool = True
-    controller_placement: Mapping[str, Any] = field(default_factory=dict)
-    """AWS: the Mountpoint controller's `nodeSelector` and `tolerations` (the add-on's `controller` values)."""
 
     @property
     def service_accounts(self) -> list[tuple[str, str]]:

@@ -18,7 +18,7 @@ import pulumi
 from ..config import ConfigError
 from ..config.base import suggest
 from ..config.model import StackConfig
-from ..config.storage import StorageConfig, access_of
+from ..config.storage import StorageConfig, access_of, same_bucket
 from . import render as r
 from .component import ModelStores
 from .spec import StoresSpec
@@ -34,10 +34,6 @@ def stores_spec(cfg: StackConfig) -> StoresSpec | None:
         return None
     cloud = cfg.platform_spec.cloud
     region = cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else ""
-    system = cfg.platform_spec.system_pods
-    placement: dict[str, Any] = {"nodeSelector": dict(system.node_selector)}
-    if system.tolerations:
-        placement["tolerations"] = [dict(t) for t in system.tolerations]
     return StoresSpec(
         cloud=cloud,
         cluster=cfg.cluster.name,
@@ -46,7 +42,6 @@ def stores_spec(cfg: StackConfig) -> StoresSpec | None:
         config=cfg.storage,
         namespaces=(),  # the platform creates them (`autoscaling.stack.workload_namespaces`), with its workloads'
         pod_identity_agent=cfg.platform not in POD_IDENTITY_BUILT_IN,
-        controller_placement=placement,
     )
 
 
@@ -81,6 +76,9 @@ def fragment(
             problems.append((name, f"{namespace}/{service_account} may neither read nor write store {name}"))
         else:
             chosen.append((name, path, writes))
+    shared = same_bucket(cloud, config, list(stores))
+    if shared:
+        problems.append(("stores", shared))
     if problems:
         raise ConfigError(problems)
     return {"serviceAccountName": service_account, **r.mounts(cloud, chosen)}
