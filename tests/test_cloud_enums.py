@@ -177,3 +177,28 @@ def test_eks_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]
         assert {"AuthenticationMode", "AccessScopeType"} <= seen, seen
     if any("gpuplane.io/pool" in r.inputs["labels"] for r in plan.by_type("eks:index:ManagedNodeGroup")):
         assert {"AMITypes", "CapacityTypes", "TaintEffect"} <= seen, seen
+
+
+# (resource type, input path) -> S3 API shape whose enum lists the allowed values (botocore s3 service-2).
+S3_ENUMS = {
+    (
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+        "rules[].applyServerSideEncryptionByDefault.sseAlgorithm",
+    ): "ServerSideEncryption",
+    ("aws:s3/bucketOwnershipControls:BucketOwnershipControls", "rule.objectOwnership"): "ObjectOwnership",
+}
+
+
+@pytest.mark.parametrize("stack", AWS_STACKS)
+def test_s3_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
+    shapes = botocore_loaders.Loader().load_service_model("s3", "service-2")["shapes"]
+    plan = plan_of(stack)
+    seen = set()
+    for (typ, path), shape in S3_ENUMS.items():
+        allowed = shapes[shape]["enum"]
+        for r in plan.by_type(typ):
+            for value in values_at(r.inputs, path.split(".")):
+                assert value in allowed, f"{r.urn}: {path}={value!r} not in S3 {shape} {allowed}"
+                seen.add(shape)
+    if plan.by_type("aws:s3/bucket:Bucket"):  # a store's bucket: the walk reached both fields
+        assert seen == set(S3_ENUMS.values()), seen
