@@ -22,7 +22,15 @@ CRD_FILES = {
     ("nvidia.com", "ClusterPolicy"): "nvidia.com_clusterpolicies.yaml",
     **{
         ("kueue.x-k8s.io", kind): f"kueue.x-k8s.io_{kind.lower()}s.yaml"
-        for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "AdmissionCheck", "ProvisioningRequestConfig")
+        for kind in (
+            "ResourceFlavor",
+            "ClusterQueue",
+            "LocalQueue",
+            "AdmissionCheck",
+            "ProvisioningRequestConfig",
+            "MultiKueueCluster",
+            "MultiKueueConfig",
+        )
     },
     ("kueue.x-k8s.io", "Topology"): "kueue.x-k8s.io_topologies.yaml",
     ("resource.nvidia.com", "ComputeDomain"): "resource.nvidia.com_computedomains.yaml",

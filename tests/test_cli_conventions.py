@@ -19,9 +19,14 @@ from .conftest import STACKS
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 
 
-def subcommands() -> dict[str, argparse.ArgumentParser]:
-    (sub,) = [a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    return dict(sub.choices)
+def subcommands(of: argparse.ArgumentParser | None = None, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Every command that runs, by its words (`fleet plan`): a group's own subcommands in its place."""
+    (sub,) = [a for a in (of or parser())._actions if isinstance(a, argparse._SubParsersAction)]
+    out: dict[str, argparse.ArgumentParser] = {}
+    for name, p in sub.choices.items():
+        nested = any(isinstance(a, argparse._SubParsersAction) for a in p._actions)
+        out.update(subcommands(p, f"{prefix}{name} ") if nested else {f"{prefix}{name}": p})
+    return out
 
 
 def keys(doc: Any) -> set[str]:

@@ -15,6 +15,7 @@ from gpuplane.plan.deploy.graph import DeployGraph
 from gpuplane.plan.mocks_aws import ec2_id, eks_cluster_security_group, pulumi_eks_cluster_security_group
 from gpuplane.plan.render import to_dot, to_json, to_mermaid
 
+from .multikueue_cases import multikueue_cases
 from .storage_cases import storage_cases
 
 P = "urn:pulumi:s::p::"
@@ -453,6 +454,7 @@ CASES: list[tuple[str, Plan, Plan]] = [
         plan(*eks_base(), res("kubernetes:core/v1:Namespace", "ambient", {"metadata": {"name": "gpu"}}, provider=K8S)),
     ),
     *storage_cases(res, plan, eks_base, gke_base, SYSTEM_GROUP),
+    *multikueue_cases(res, plan, eks_base, gke_base, SYSTEM_GROUP),
 ]
 
 

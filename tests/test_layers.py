@@ -32,6 +32,7 @@ RANK = {
     "aws": 7,
     "stack": 8,
     "plan": 9,
+    "fleet": 9,
     "rightsize": 9,
     "cli": 10,
     "testing": 10,

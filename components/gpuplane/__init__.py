@@ -69,6 +69,8 @@ _EXPORTS = {
     "EksPlatformKind": "gpuplane.aws.platform",
     "KueueQueues": "gpuplane.kueue",
     "KueueQueuesArgs": "gpuplane.kueue",
+    "MultiKueueManager": "gpuplane.kueue",
+    "MultiKueueManagerArgs": "gpuplane.kueue",
     "GpuAutoscaler": "gpuplane.autoscaling",
     "GpuAutoscalerArgs": "gpuplane.autoscaling",
     "Keda": "gpuplane.autoscaling",

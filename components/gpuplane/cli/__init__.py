@@ -179,6 +179,9 @@ def parser() -> argparse.ArgumentParser:
         stack=False,
     )
     mx.add_argument("stack", nargs="?", metavar="STACK")
+    from .fleet import add_fleet
+
+    add_fleet(sub, _command)
     return p
 
 

@@ -215,10 +215,19 @@ def decode_value(value: Any) -> Any:
     return value
 
 
+OFFLINE_KEYS = ("stackReferences",)
+"""`gpuplane:` keys that only offline plans read (the outputs a `pulumi.StackReference` answers with: the mocks'
+`STACK_REFERENCES_KEY`), not the program: they are not stack config."""
+
+
 def namespace_of(flat: Mapping[str, Any]) -> dict[str, Any]:
     """Pick `gpuplane:*` keys from a flat Pulumi config map and decode their values."""
     prefix = NAMESPACE + ":"
-    return {k[len(prefix) :]: decode_value(v) for k, v in flat.items() if k.startswith(prefix)}
+    return {
+        k[len(prefix) :]: decode_value(v)
+        for k, v in flat.items()
+        if k.startswith(prefix) and k[len(prefix) :] not in OFFLINE_KEYS
+    }
 
 
 def misspelt_namespace(flat: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -131,6 +131,10 @@ class StackConfig(_Model):
     """Post-deploy checks per GPU pool: GPUs visible, DCGM diagnostics, NCCL across nodes (docs/health.md)."""
     fleet: FleetConfig | None = None
     """Lay the platform over several regions, one cluster each (see `gpuplane.stack.fleet`)."""
+    fleetStack: str | None = None
+    """This stack's part of a fleet run as a stack per region (docs/fleets.md): one of `fleet.regions` (that region's
+    cluster, an ordinary stack with its share of the spread) or `central` (what is fleet-wide). `gpuplane fleet stacks`
+    writes these stack files; unset: the whole fleet in this one stack."""
     prices: PriceConfig = Field(default_factory=PriceConfig)
     """Price overrides for the capacity and cost summary."""
     monitoring: MonitoringConfig = Field(default_factory=dict, validate_default=True)
@@ -228,6 +232,21 @@ class StackConfig(_Model):
             raise ValueError(f"applies to platform {', '.join(owners)} only, not {platform.name}")
         if v is None and info.field_name in platform.sections:
             return {}  # validated next into the section's defaults
+        return v
+
+    @field_validator("fleetStack")
+    @classmethod
+    def _part_of_the_fleet(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if "fleet" not in info.data:
+            return v  # the fleet itself is bad: its own error says so
+        fleet = info.data["fleet"]
+        if not isinstance(fleet, FleetConfig):
+            raise ValueError("names a part of gpuplane:fleet, which this stack does not have")
+        parts = ["central", *(r.region for r in fleet.regions)]
+        if v not in parts:
+            raise ValueError(f"{v!r} is not a part of the fleet{suggest(v, parts)} (parts: {', '.join(parts)})")
         return v
 
     @field_validator("validation")

@@ -294,9 +294,10 @@ def plan_stack(stack: StackFile, mocks: pulumi.runtime.Mocks | None = None) -> P
     Raises `ConfigError` (before anything is registered) when the config is bad.
     """
     from ..stack.program import main
+    from .project import stack_references
 
     parse_flat(stack.flat_config())
-    return run_program(stack, main, mocks)
+    return run_program(stack, main, mocks or PlanMocks(stack_references(stack)))
 
 
 def recorded(stack: StackFile, monitor: RecordingMonitor) -> Plan:

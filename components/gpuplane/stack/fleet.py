@@ -177,7 +177,8 @@ def zone_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
 
 
 def region_configs(cfg: StackConfig) -> list[tuple[str, StackConfig]]:
-    """One ordinary stack config per fleet region, with the region's share as each pool's ceiling."""
+    """One ordinary stack config per fleet region, with the region's share as each pool's ceiling (a region's own
+    stack: that region's only)."""
     if cfg.fleet is None:
         region = cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else ""
         return [(region, cfg)]
@@ -195,6 +196,7 @@ def region_configs(cfg: StackConfig) -> list[tuple[str, StackConfig]]:
             "cluster": cfg.cluster.model_copy(update={"name": f"{cfg.cluster.name}-{r.region}"}),
             "gpuPools": pools,
             "fleet": None,
+            "fleetStack": None,
         }
         if cfg.gcp is not None:
             zones = r.zones or sorted(
@@ -204,7 +206,8 @@ def region_configs(cfg: StackConfig) -> list[tuple[str, StackConfig]]:
         if cfg.aws is not None:
             update["aws"] = cfg.aws.model_copy(update={"region": r.region})
         out.append((r.region, cfg.model_copy(update=update)))
-    return out
+    # a region's own stack (`fleetStack`: docs/fleets.md) is that region alone; the central one sees them all
+    return [(r, c) for r, c in out if cfg.fleetStack in (None, "central", r)]
 
 
 class GpuFleet(pulumi.ComponentResource):

@@ -32,7 +32,11 @@ def main() -> None:
     """Read the stack's `gpuplane:` config, build the platform (or a fleet of it) and export its outputs."""
     cfg = from_pulumi()  # raises ConfigError (a pulumi.RunError) before anything is registered
     builder = builder_for(cfg)  # imports the cloud SDK, or says which pip extra brings it
-    if cfg.fleet is not None:
+    if cfg.fleet is not None and cfg.fleetStack is not None:  # one part of a fleet run as a stack per region
+        from .parts import CENTRAL, central_part, region_part
+
+        outputs = central_part(cfg) if cfg.fleetStack == CENTRAL else region_part(cfg, builder)
+    elif cfg.fleet is not None:
         from .fleet import build as build_fleet
 
         outputs = build_fleet(cfg, cfg.platform_spec.builder)

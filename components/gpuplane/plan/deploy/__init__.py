@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...config.model import StackConfig
 from ..mocks_engine import helm_release_name, kubernetes_name
 from ..runner import Plan, PlannedResource
-from . import autoscaling, claims, readback, rules, scheduling, volumes
+from . import autoscaling, claims, multikueue, readback, rules, scheduling, volumes
 from .clusters import cluster_of, nodes_for, pod_nodes
 from .clusters import clusters as clusters  # re-exported: the simulator's API
 from .clusters import nodes_of as nodes_of
@@ -373,6 +373,7 @@ def check(plan: Plan, existing_crds: Collection[str] = (), rerun: bool = True) -
         *(Violation(*v) for v in volumes.check_claims_bind(g)),
         *(Violation(*v) for v in volumes.check_volume_drivers(g)),
         *(Violation(*v) for v in volumes.check_pod_identities(g)),
+        *(Violation(*v) for v in multikueue.check_multikueue_secrets(g)),
         *check_second_up(g, rerun),
     ]
 
@@ -408,5 +409,7 @@ RULES = {
     "volume-driver-installed": "a PersistentVolume's CSI driver is installed on its cluster",
     "pod-identity-unique": "one EKS Pod Identity association per cluster, namespace and service account",
     "pod-identity-agent": "a cluster with Pod Identity associations runs the EKS Pod Identity agent",
+    "multikueue-secret-first": "a MultiKueueCluster's kubeconfig Secret is in Kueue's namespace of its cluster and "
+    "created first",
 }
 """Rule name -> what it checks (README and `gpuplane plan --check` list them)."""

@@ -1,0 +1,130 @@
+"""`gpuplane fleet`: a fleet stack as a stack per region plus a central one (docs/fleets.md).
+
+- `gpuplane fleet stacks FLEET [--write DIR]`: the parts and their stack files;
+- `gpuplane fleet plan FLEET`: every part planned offline (regions concurrently), each through the deploy simulator
+  and the lifecycle checks, as one table (exit 1 when a part fails);
+- `gpuplane fleet up|preview FLEET`: the parts run through the Pulumi Automation API (needs the Pulumi CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from ..errors import InputError
+from .commands import emit, to_json
+
+
+def cmd_fleet_stacks(args: argparse.Namespace) -> int:
+    from ..fleet.stacks import expand
+    from ..plan import load
+
+    sf = load(args.stack)
+    parts = expand(sf)
+    if args.write:
+        folder = Path(args.write)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for part in parts:
+                text = f"# Part of the fleet {sf.stack} (gpuplane fleet stacks {sf.stack}).\n"
+                text += yaml.safe_dump({"config": part.config}, sort_keys=False)
+                (folder / f"Pulumi.{part.name}.yaml").write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write {args.write}: {exc.strerror or exc}", "--write") from None
+    doc = [{"stack": p.name, "region": p.region, "reads": list(p.reads)} for p in parts]
+    if args.format == "json":
+        emit(args, to_json(doc))
+    else:
+        lines = [
+            f"{p.name}  ({p.region or 'central'}{'; reads ' + ', '.join(p.reads) if p.reads else ''})" for p in parts
+        ]
+        emit(args, "\n".join(lines))
+    return 0
+
+
+def cmd_fleet_plan(args: argparse.Namespace) -> int:
+    from ..fleet.stacks import plan_fleet, report_table
+    from ..plan import load
+
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(f"must be at least 1, not {args.jobs}", "--jobs")
+    reports = plan_fleet(load(args.stack), lifecycle=not args.no_lifecycle, jobs=args.jobs)
+    if args.format == "json":
+        emit(args, to_json({"fleet": args.stack, "stacks": [r.to_json() for r in reports]}))
+    else:
+        details = [f"{r.stack}: {line}" for r in reports for line in (*r.violations, *r.lifecycle)]
+        emit(args, "\n".join([report_table(reports), *details]))
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def cmd_fleet_run(args: argparse.Namespace) -> int:
+    """`up` or `preview` every part through the Automation API; exit 1 when a part fails."""
+    import shutil
+
+    from ..fleet.run import automation_workspace, run_fleet, summary_table
+    from ..fleet.stacks import expand
+    from ..plan import load
+    from ..plan.stackfile import find_project_dir
+
+    if args.parallelism < 1:
+        raise InputError(f"must be at least 1, not {args.parallelism}", "--parallelism")
+    sf = load(args.stack)
+    parts = expand(sf)
+    regions = [p.region for p in parts if p.region]
+    order = [r for r in (args.order or "").split(",") if r]
+    bad = [r for r in order if r not in regions]
+    if bad:
+        raise InputError(f"not regions of the fleet: {', '.join(bad)} (regions: {', '.join(regions)})", "--order")
+    if shutil.which("pulumi") is None:
+        raise InputError(
+            "needs the Pulumi CLI (the Automation API runs it); `gpuplane fleet plan` plans the parts offline",
+            args.fleet_command,
+        )
+    project = find_project_dir(sf.path.parent if sf.path else Path.cwd()) or Path.cwd()
+    result = run_fleet(
+        parts,
+        args.fleet_command,
+        workspace=automation_workspace(project, sf.project),
+        parallelism=args.parallelism,
+        order=order or None,
+        stop_on_failure=not args.keep_going,
+        on_event=lambda e: print(f"[{e.stack}] {e.text}") if e.kind == "output" and args.verbose else None,
+    )
+    emit(args, summary_table(result))
+    return 0 if result.ok else 1
+
+
+def add_fleet(sub: argparse._SubParsersAction, command: Callable[..., argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
+    """The `fleet` command and its subcommands (`command`: the CLI's shared-argument helper)."""
+    fleet = sub.add_parser("fleet", help="a fleet as a stack per region plus a central stack (docs/fleets.md)")
+    inner = fleet.add_subparsers(dest="fleet_command", required=True, metavar="SUBCOMMAND")
+    st = command(
+        inner,
+        "stacks",
+        cmd_fleet_stacks,
+        "the fleet's parts: a stack per region, then the central one",
+        ("text", "json"),
+    )
+    st.add_argument("--write", metavar="DIR", help="write each part's Pulumi.<stack>.yaml into DIR")
+    pl = command(
+        inner,
+        "plan",
+        cmd_fleet_plan,
+        "plan every part offline (regions concurrently) with the deploy simulator and lifecycle checks",
+        ("table", "json"),
+    )
+    pl.add_argument("--no-lifecycle", action="store_true", help="skip the lifecycle checks (much faster)")
+    pl.add_argument("--jobs", type=int, metavar="N", help="processes for the regions (default: the CPU count)")
+    for op, what in (("preview", "preview"), ("up", "update")):
+        run = command(inner, op, cmd_fleet_run, f"{what} every part through the Pulumi Automation API (regions first)")
+        run.add_argument("--parallelism", type=int, default=4, metavar="N", help="stacks at once (default 4)")
+        run.add_argument(
+            "--order", metavar="REGION,...", help="regions in the order to start them (default: the fleet's)"
+        )
+        run.add_argument(
+            "--keep-going", action="store_true", help="after a failure, go on with the stacks that don't read it"
+        )
+        run.add_argument("-v", "--verbose", action="store_true", help="print every stack's pulumi output")

@@ -1,0 +1,147 @@
+"""A fleet stack as a stack per region plus a central stack (`gpuplane.fleet.stacks`, `gpuplane:fleetStack`): the
+parts, their offline plans, and that together they build what the single fleet stack builds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuplane.cli import main as cli
+from gpuplane.config import ConfigError
+from gpuplane.fleet.stacks import PART_KEY, expand, plan_fleet
+from gpuplane.plan import Plan, load, plan_stack
+
+from .conftest import ROOT, cached_plan
+
+FLEETS = ("gcp-fleet", "aws-fleet")
+
+
+def regions_of(stack: str) -> list[str]:
+    return [r["region"] for r in load(stack, ROOT).config["gpuplane:fleet"]["regions"]]
+
+
+@pytest.mark.parametrize("fleet", FLEETS)
+def test_a_fleet_expands_into_a_stack_per_region_then_a_central_one(fleet: str) -> None:
+    sf = load(fleet, ROOT)
+    parts = expand(sf)
+    regions = regions_of(fleet)
+    assert [p.name for p in parts] == [f"{fleet}-{r}" for r in regions] + [f"{fleet}-central"]
+    assert [p.region for p in parts] == [*regions, None]
+    assert parts[-1].reads == tuple(p.name for p in parts[:-1]) and all(p.reads == () for p in parts[:-1])
+    for p in parts:  # the fleet's config unchanged for the user, plus which part this is
+        assert {k: v for k, v in p.config.items() if k != PART_KEY} == sf.config
+        assert p.config[PART_KEY] == (p.region or "central")
+
+
+def resources(plan: Plan, stack: str) -> set[tuple[str, str, str]]:
+    """(type, name, inputs) of the plan's custom resources, its own stack name blanked out of references."""
+    return {
+        (r.type, r.name, json.dumps(r.inputs, sort_keys=True).replace(stack, "STACK"))
+        for r in plan.resources
+        if r.custom
+    }
+
+
+@pytest.mark.parametrize("fleet", FLEETS)
+def test_the_region_stacks_hold_exactly_what_the_fleet_stack_holds_for_their_region(fleet: str) -> None:
+    """Moving a region's resources into its own stack changes no input of any of them: nothing is replaced."""
+    sf = load(fleet, ROOT)
+    whole = resources(cached_plan(fleet), fleet)
+    cluster = sf.config["gpuplane:cluster"]["name"]
+    seen: set[tuple[str, str, str]] = set()
+    for part in expand(sf)[:-1]:
+        mine = resources(plan_stack(part.stack_file(sf.project)), part.name)
+        assert mine == {r for r in whole if r[1].startswith(f"{cluster}-{part.region}")}, part.name
+        seen |= mine
+    assert seen == whole  # and nothing of the fleet stack is left to no region
+
+
+@pytest.mark.parametrize("fleet", FLEETS)
+def test_every_part_plans_and_passes_the_deploy_and_lifecycle_checks(fleet: str) -> None:
+    reports = plan_fleet(load(fleet, ROOT), jobs=1)
+    assert [r.stack for r in reports] == [p.name for p in expand(load(fleet, ROOT))]
+    assert all(r.ok for r in reports), [r.to_json() for r in reports if not r.ok]
+    assert all(r.lifecycle_checked for r in reports[:-1]) and not reports[-1].lifecycle_checked
+    assert all(r.resources > 0 for r in reports[:-1])
+
+
+@pytest.mark.parametrize("fleet", FLEETS)
+def test_the_central_stack_exports_the_fleets_scrape_job_and_rules(fleet: str) -> None:
+    """Read from the region stacks through stack references, the same text the single fleet stack exports."""
+    reports = plan_fleet(load(fleet, ROOT), lifecycle=False, jobs=1)
+    central, whole = reports[-1].outputs, cached_plan(fleet).outputs
+    assert central["scrapeConfig"] == whole["scrapeConfig"]
+    assert central["prometheusRules"] == whole["prometheusRules"]
+    assert central["regions"] == whole["regions"] == regions_of(fleet)
+    assert central["stacks"] == {r: f"{fleet}-{r}" for r in regions_of(fleet)}
+
+
+def test_a_stack_names_a_part_of_its_fleet() -> None:
+    from gpuplane.config import parse_config
+
+    raw = {k.removeprefix("gpuplane:"): v for k, v in load("gcp-fleet", ROOT).config.items()}
+    with pytest.raises(ConfigError) as info:
+        parse_config({**raw, "fleetStack": "us-east5"})
+    assert dict(info.value.problems) == {
+        "gpuplane:fleetStack": "'us-east5' is not a part of the fleet (did you mean 'us-east4'?) (parts: central, "
+        "us-central1, us-east4, europe-west4)"
+    }
+    single = {k.removeprefix("gpuplane:"): v for k, v in load("gcp-standard", ROOT).config.items()}
+    with pytest.raises(ConfigError) as info:
+        parse_config({**single, "fleetStack": "central"})
+    assert dict(info.value.problems) == {
+        "gpuplane:fleetStack": "names a part of gpuplane:fleet, which this stack does not have"
+    }
+    with pytest.raises(ConfigError, match="has no gpuplane:fleet: nothing to split"):
+        expand(load("gcp-standard", ROOT))
+
+
+def test_fleet_stacks_writes_stack_files_that_plan_as_the_parts(tmp_path: Path, capsys: Any) -> None:
+    assert cli(["fleet", "stacks", "gcp-fleet", "--write", str(tmp_path), "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [p["stack"] for p in listed] == [p.name for p in expand(load("gcp-fleet", ROOT))]
+    written = sorted(p.name for p in tmp_path.glob("Pulumi.*.yaml"))
+    assert written == sorted(f"Pulumi.{p['stack']}.yaml" for p in listed)
+    part = yaml.safe_load((tmp_path / "Pulumi.gcp-fleet-us-east4.yaml").read_text())["config"]
+    assert part[PART_KEY] == "us-east4"
+    assert cli(["plan", str(tmp_path / "Pulumi.gcp-fleet-us-east4.yaml"), "--check"]) == 0
+
+
+def test_fleet_plan_prints_one_row_per_part_and_fails_on_a_bad_jobs_count(capsys: Any) -> None:
+    assert cli(["fleet", "plan", "gcp-fleet", "--no-lifecycle", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["stack", "region", "resources"]
+    assert [line.split()[0] for line in out[1:]] == [p.name for p in expand(load("gcp-fleet", ROOT))]
+    assert all("passed" in line for line in out[1:])
+    assert cli(["fleet", "plan", "gcp-fleet", "--jobs", "0"]) == 2
+    assert "--jobs: must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_fleet_up_runs_every_part_through_the_automation_api_regions_first(monkeypatch: Any, capsys: Any) -> None:
+    """With a recording workspace in place of the Automation API's (there is no Pulumi CLI here): the regions in
+    the order given, the central stack after them, each with its own part's config."""
+    import shutil
+
+    import gpuplane.fleet.run as run
+
+    from .fleet_fake import FakeWorkspace
+
+    fake = FakeWorkspace()
+    monkeypatch.setattr(run, "automation_workspace", lambda project, name: fake)
+    monkeypatch.setattr(shutil, "which", lambda cmd: "/usr/local/bin/pulumi")
+    assert cli(["fleet", "up", "gcp-fleet", "--parallelism", "1", "--order", "europe-west4"]) == 0
+    assert fake.started() == [
+        "gcp-fleet-europe-west4",
+        "gcp-fleet-us-central1",
+        "gcp-fleet-us-east4",
+        "gcp-fleet-central",
+    ]
+    parts = {p.name: p for p in expand(load("gcp-fleet", ROOT))}
+    for name, part in parts.items():
+        keys = {c.args[0] for c in fake.of(name, "set_config")}
+        assert keys == set(part.config), name
+    assert "succeeded" in capsys.readouterr().out
