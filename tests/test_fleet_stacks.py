@@ -145,3 +145,69 @@ def test_fleet_up_runs_every_part_through_the_automation_api_regions_first(monke
         keys = {c.args[0] for c in fake.of(name, "set_config")}
         assert keys == set(part.config), name
     assert "succeeded" in capsys.readouterr().out
+
+
+# --- moving a fleet stack's state into the region stacks ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fleet", FLEETS)
+def test_the_split_state_is_what_each_region_stack_registers_so_nothing_is_replaced(fleet: str) -> None:
+    """The fleet stack's state split per region holds, for each region stack, exactly the URNs its program registers
+    (the engine's URN rule, `fleet_state`), each with the same inputs, parent and provider: its first `up` after the
+    import changes nothing. Nothing is left dangling, and every resource of the fleet stack lands in one region."""
+    from gpuplane.fleet.migrate import dangling, split
+
+    from .fleet_state import engine_state
+
+    sf = load(fleet, ROOT)
+    cluster = sf.config["gpuplane:cluster"]["name"]
+    parts = expand(sf)[:-1]
+    before = engine_state(cached_plan(fleet))
+    deployments = split(
+        {"manifest": {}, "resources": before},
+        fleet,
+        {p.region: f"{cluster}-{p.region}" for p in parts if p.region},
+        {p.region: p.name for p in parts if p.region},
+    )
+    moved = 0
+    for part in parts:
+        assert part.region is not None
+        imported = {r["urn"]: r for r in deployments[part.region]["resources"]}
+        assert list(dangling(deployments[part.region])) == []
+        planned = {r["urn"]: r for r in engine_state(plan_stack(part.stack_file(sf.project)))}
+        assert set(planned) == set(imported), part.name
+        for u, r in planned.items():
+            kept = imported[u]
+            same = ("inputs", "parent", "provider", "type", "custom")
+            assert {k: kept.get(k) for k in same if k in r} == {k: r[k] for k in same if k in r}, u
+        moved += len(imported) - 1  # its own root stack resource
+    fleet_own = {r["urn"] for r in before if r["type"] in ("pulumi:pulumi:Stack", "gpuplane:index:GpuFleet")}
+    assert moved == len(before) - len(fleet_own)
+
+
+def test_the_split_refuses_a_state_without_the_regions_platform() -> None:
+    from gpuplane.fleet.migrate import split
+
+    with pytest.raises(ValueError, match="no platform 'ml-fleet-us-east9' under GpuFleet"):
+        split({"resources": []}, "gcp-fleet", {"us-east9": "ml-fleet-us-east9"}, {"us-east9": "gcp-fleet-us-east9"})
+
+
+def test_fleet_migrate_writes_a_state_file_per_region_stack(tmp_path: Path, capsys: Any) -> None:
+    from .fleet_state import engine_state
+
+    export = {
+        "version": 3,
+        "deployment": {"manifest": {"time": "t"}, "resources": engine_state(cached_plan("aws-fleet"))},
+    }
+    (tmp_path / "fleet.json").write_text(json.dumps(export))
+    out = tmp_path / "moved"
+    assert cli(["fleet", "migrate", "aws-fleet", "--state", str(tmp_path / "fleet.json"), "--write", str(out)]) == 0
+    names = [p.name for p in expand(load("aws-fleet", ROOT)) if p.region]
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{n}.json" for n in names)
+    doc = json.loads((out / f"{names[0]}.json").read_text())
+    assert doc["version"] == 3 and doc["deployment"]["manifest"] == {"time": "t"}
+    assert all(r["urn"].startswith(f"urn:pulumi:{names[0]}::") for r in doc["deployment"]["resources"])
+    capsys.readouterr()
+    (tmp_path / "bad.json").write_text("[]")
+    assert cli(["fleet", "migrate", "aws-fleet", "--state", str(tmp_path / "bad.json"), "--write", str(out)]) == 2
+    assert "has no `deployment`" in capsys.readouterr().err

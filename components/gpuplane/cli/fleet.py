@@ -97,6 +97,52 @@ def cmd_fleet_run(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_fleet_migrate(args: argparse.Namespace) -> int:
+    """Split a fleet stack's `pulumi stack export` into one state file per region stack (`pulumi stack import`)."""
+    import json
+
+    from ..fleet.migrate import dangling, split
+    from ..fleet.stacks import expand
+    from ..plan import load
+
+    sf = load(args.stack)
+    regions = [p for p in expand(sf) if p.region]
+    try:
+        exported = json.loads(Path(args.state).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {args.state} as `pulumi stack export` JSON: {exc}", "--state") from None
+    if not isinstance(exported, dict) or not isinstance(exported.get("deployment"), dict):
+        raise InputError(f"{args.state} has no `deployment`: give `pulumi stack export` output", "--state")
+    cluster = str(sf.config.get("gpuplane:cluster", {}).get("name", ""))
+    try:
+        parts = split(
+            exported["deployment"],
+            sf.stack,
+            {p.region: f"{cluster}-{p.region}" for p in regions if p.region},
+            {p.region: p.name for p in regions if p.region},
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), "--state") from None
+    folder = Path(args.write)
+    lines = []
+    for part in regions:
+        assert part.region is not None
+        doc = {**exported, "deployment": parts[part.region]}
+        problems = list(dangling(parts[part.region]))
+        if problems:
+            raise InputError(f"{part.name}: references left behind: {'; '.join(problems[:3])}", "--state")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{part.name}.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write {args.write}: {exc.strerror or exc}", "--write") from None
+        lines.append(
+            f"{part.name}: {len(parts[part.region]['resources']) - 1} resources -> {folder / (part.name + '.json')}"
+        )
+    emit(args, "\n".join(lines))
+    return 0
+
+
 def add_fleet(sub: argparse._SubParsersAction, command: Callable[..., argparse.ArgumentParser]) -> None:  # type: ignore[type-arg]
     """The `fleet` command and its subcommands (`command`: the CLI's shared-argument helper)."""
     fleet = sub.add_parser("fleet", help="a fleet as a stack per region plus a central stack (docs/fleets.md)")
@@ -118,6 +164,14 @@ def add_fleet(sub: argparse._SubParsersAction, command: Callable[..., argparse.A
     )
     pl.add_argument("--no-lifecycle", action="store_true", help="skip the lifecycle checks (much faster)")
     pl.add_argument("--jobs", type=int, metavar="N", help="processes for the regions (default: the CPU count)")
+    mg = command(
+        inner,
+        "migrate",
+        cmd_fleet_migrate,
+        "split the fleet stack's `pulumi stack export` into a state file per region stack (docs/fleets.md)",
+    )
+    mg.add_argument("--state", required=True, metavar="FILE", help="`pulumi stack export` of the fleet stack")
+    mg.add_argument("--write", required=True, metavar="DIR", help="where to write <fleet>-<region>.json")
     for op, what in (("preview", "preview"), ("up", "update")):
         run = command(inner, op, cmd_fleet_run, f"{what} every part through the Pulumi Automation API (regions first)")
         run.add_argument("--parallelism", type=int, default=4, metavar="N", help="stacks at once (default 4)")
