@@ -47,4 +47,21 @@ def engine_state(plan: Plan) -> list[dict[str, Any]]:
             state["provider"] = f"{engine(p_urn) if p_urn in by_urn else p_urn}::{p_id}"
         state["dependencies"] = [engine(d) for d in r.dependencies if d in by_urn]
         out.append(state)
-    return out
+    return dependency_order(out)
+
+
+def dependency_order(states: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What each resource refers to before it, as a real export lists them (the engine writes a snapshot in the
+    order its integrity check demands: pulumi/pulumi pkg/resource/deploy/snapshot.go VerifyIntegrity)."""
+    import graphlib
+
+    by_urn = {r["urn"]: r for r in states}
+
+    def refs(r: dict[str, Any]) -> set[str]:
+        found = {r.get("parent"), *r.get("dependencies", [])}
+        if r.get("provider"):
+            found.add(r["provider"].rpartition("::")[0])
+        return {u for u in found if u in by_urn}
+
+    order = graphlib.TopologicalSorter({r["urn"]: refs(r) for r in states}).static_order()
+    return [by_urn[u] for u in order]

@@ -163,7 +163,7 @@ def test_the_split_state_is_what_each_region_stack_registers_so_nothing_is_repla
     """The fleet stack's state split per region holds, for each region stack, exactly the URNs its program registers
     (the engine's URN rule, `fleet_state`), each with the same inputs, parent and provider: its first `up` after the
     import changes nothing. Nothing is left dangling, and every resource of the fleet stack lands in one region."""
-    from gpuplane.fleet.migrate import dangling, split
+    from gpuplane.fleet.migrate import dangling, left_behind, split
 
     from .fleet_state import engine_state
 
@@ -191,6 +191,7 @@ def test_the_split_state_is_what_each_region_stack_registers_so_nothing_is_repla
         moved += len(imported) - 1  # its own root stack resource
     fleet_own = {r["urn"] for r in before if r["type"] in ("pulumi:pulumi:Stack", "gpuplane:index:GpuFleet")}
     assert moved == len(before) - len(fleet_own)
+    assert left_behind({"resources": before}, deployments) == []
 
 
 def test_the_split_refuses_a_state_without_the_regions_platform() -> None:
@@ -219,3 +220,60 @@ def test_fleet_migrate_writes_a_state_file_per_region_stack(tmp_path: Path, caps
     (tmp_path / "bad.json").write_text("[]")
     assert cli(["fleet", "migrate", "aws-fleet", "--state", str(tmp_path / "bad.json"), "--write", str(out)]) == 2
     assert "has no `deployment`" in capsys.readouterr().err
+
+
+def test_encrypted_values_stay_with_the_stack_that_encrypted_them(tmp_path: Path, capsys: Any) -> None:
+    """Only the stack that encrypted a value can read it: the parts leave it out, say so, and `--write` merges into
+    a part's existing file (its secrets provider and its own secure values kept)."""
+    from gpuplane.plan.stackfile import StackFile
+
+    sf = load("gcp-fleet", ROOT)
+    secret = StackFile(sf.project, sf.stack, {**sf.config, "datadog:apiKey": {"secure": "v1:abc"}}, sf.path)
+    parts = expand(secret)
+    assert all("datadog:apiKey" not in p.config and p.secrets == ("datadog:apiKey",) for p in parts)
+    existing = tmp_path / "Pulumi.gcp-fleet-us-east4.yaml"
+    existing.write_text("encryptionsalt: v1:salt\nconfig:\n  datadog:apiKey: {secure: v1:mine}\n")
+    assert cli(["fleet", "stacks", "gcp-fleet", "--write", str(tmp_path)]) == 0
+    kept = yaml.safe_load(existing.read_text())
+    assert kept["encryptionsalt"] == "v1:salt" and kept["config"]["datadog:apiKey"] == {"secure": "v1:mine"}
+    assert kept["config"][PART_KEY] == "us-east4"
+
+
+def test_the_split_renames_what_the_import_checks_and_refuses_what_it_would_lose() -> None:
+    from gpuplane.fleet.migrate import left_behind, split
+
+    root = "urn:pulumi:f::p::pulumi:pulumi:Stack::p-f"
+    fleet = "urn:pulumi:f::p::gpuplane:index:GpuFleet::c"
+    top = "urn:pulumi:f::p::gpuplane:index:GpuFleet$gpuplane:gcp:GkeGpuPlatform::c-r1"
+    bucket = "urn:pulumi:f::p::gpuplane:index:GpuFleet$gpuplane:gcp:GkeGpuPlatform$gcp:storage/bucket:Bucket::b"
+    stray = "urn:pulumi:f::p::gcp:storage/bucket:Bucket::stray"
+    state = {
+        "resources": [
+            {"urn": root, "type": "pulumi:pulumi:Stack"},
+            {"urn": fleet, "type": "gpuplane:index:GpuFleet", "parent": root},
+            {"urn": top, "type": "gpuplane:gcp:GkeGpuPlatform", "parent": fleet},
+            {"urn": bucket, "type": "gcp:storage/bucket:Bucket", "parent": top, "deletedWith": top, "aliases": [stray]},
+            {"urn": stray, "type": "gcp:storage/bucket:Bucket", "parent": root},
+        ]
+    }
+    (moved,) = split(state, "f", {"r1": "c-r1"}, {"r1": "f-r1"}).values()
+    b = moved["resources"][-1]
+    assert b["urn"] == "urn:pulumi:f-r1::p::gpuplane:gcp:GkeGpuPlatform$gcp:storage/bucket:Bucket::b"
+    assert b["deletedWith"] == "urn:pulumi:f-r1::p::gpuplane:gcp:GkeGpuPlatform::c-r1" and "aliases" not in b
+    assert left_behind(state, {"r1": moved}) == [stray]
+    with pytest.raises(ValueError, match="pending operations"):
+        split({**state, "pending_operations": [{"type": "creating"}]}, "f", {"r1": "c-r1"}, {"r1": "f-r1"})
+
+
+def test_fleet_up_names_a_project_it_cannot_use_without_a_traceback(monkeypatch: Any, capsys: Any) -> None:
+    import shutil
+
+    import gpuplane.fleet.run as run
+
+    def refuse(project: Path, name: str) -> Any:
+        raise ValueError(f"{project}/Pulumi.yaml is project 'other', not {name!r}")
+
+    monkeypatch.setattr(run, "automation_workspace", refuse)
+    monkeypatch.setattr(shutil, "which", lambda cmd: "/usr/local/bin/pulumi")
+    assert cli(["fleet", "preview", "gcp-fleet"]) == 2
+    assert "is project 'other', not 'gpuplane'" in capsys.readouterr().err

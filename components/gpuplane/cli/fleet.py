@@ -29,18 +29,26 @@ def cmd_fleet_stacks(args: argparse.Namespace) -> int:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             for part in parts:
+                path = folder / f"Pulumi.{part.name}.yaml"
+                # an existing file keeps its own keys (secrets provider, salt, its secure values): config merged in
+                old = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+                kept: dict[str, object] = old if isinstance(old, dict) else {}
+                kept["config"] = {**(kept.get("config") or {}), **part.config}  # type: ignore[dict-item]
                 text = f"# Part of the fleet {sf.stack} (gpuplane fleet stacks {sf.stack}).\n"
-                text += yaml.safe_dump({"config": part.config}, sort_keys=False)
-                (folder / f"Pulumi.{part.name}.yaml").write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.write}: {exc.strerror or exc}", "--write") from None
-    doc = [{"stack": p.name, "region": p.region, "reads": list(p.reads)} for p in parts]
+                path.write_text(text + yaml.safe_dump(kept, sort_keys=False), encoding="utf-8")
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"cannot write {args.write}: {exc}", "--write") from None
+    listed = [{"stack": p.name, "region": p.region, "reads": list(p.reads), "secrets": list(p.secrets)} for p in parts]
     if args.format == "json":
-        emit(args, to_json(doc))
+        emit(args, to_json(listed))
     else:
         lines = [
             f"{p.name}  ({p.region or 'central'}{'; reads ' + ', '.join(p.reads) if p.reads else ''})" for p in parts
         ]
+        if parts and parts[0].secrets:
+            lines.append(
+                f"encrypted keys to set in each part: {', '.join(parts[0].secrets)} (pulumi config set --secret)"
+            )
         emit(args, "\n".join(lines))
     return 0
 
@@ -84,15 +92,22 @@ def cmd_fleet_run(args: argparse.Namespace) -> int:
             args.fleet_command,
         )
     project = find_project_dir(sf.path.parent if sf.path else Path.cwd()) or Path.cwd()
-    result = run_fleet(
-        parts,
-        args.fleet_command,
-        workspace=automation_workspace(project, sf.project),
-        parallelism=args.parallelism,
-        order=order or None,
-        stop_on_failure=not args.keep_going,
-        on_event=lambda e: print(f"[{e.stack}] {e.text}") if e.kind == "output" and args.verbose else None,
-    )
+    try:
+        workspace = automation_workspace(project, sf.project)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot use the project in {project}: {exc}", args.fleet_command) from None
+    try:
+        result = run_fleet(
+            parts,
+            args.fleet_command,
+            workspace=workspace,
+            parallelism=args.parallelism,
+            order=order or None,
+            stop_on_failure=not args.keep_going,
+            on_event=lambda e: print(f"[{e.stack}] {e.text}") if e.kind == "output" and args.verbose else None,
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), args.fleet_command) from None
     emit(args, summary_table(result))
     return 0 if result.ok else 1
 
@@ -101,7 +116,7 @@ def cmd_fleet_migrate(args: argparse.Namespace) -> int:
     """Split a fleet stack's `pulumi stack export` into one state file per region stack (`pulumi stack import`)."""
     import json
 
-    from ..fleet.migrate import dangling, split
+    from ..fleet.migrate import dangling, left_behind, split
     from ..fleet.stacks import expand
     from ..plan import load
 
@@ -113,32 +128,36 @@ def cmd_fleet_migrate(args: argparse.Namespace) -> int:
         raise InputError(f"cannot read {args.state} as `pulumi stack export` JSON: {exc}", "--state") from None
     if not isinstance(exported, dict) or not isinstance(exported.get("deployment"), dict):
         raise InputError(f"{args.state} has no `deployment`: give `pulumi stack export` output", "--state")
-    cluster = str(sf.config.get("gpuplane:cluster", {}).get("name", ""))
+    cluster_cfg = sf.config.get("gpuplane:cluster")
+    cluster = str(cluster_cfg.get("name", "")) if isinstance(cluster_cfg, dict) else ""
+    deployment = exported["deployment"]
     try:
         parts = split(
-            exported["deployment"],
+            deployment,
             sf.stack,
             {p.region: f"{cluster}-{p.region}" for p in regions if p.region},
             {p.region: p.name for p in regions if p.region},
         )
-    except ValueError as exc:
-        raise InputError(str(exc), "--state") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"cannot split {args.state}: {exc}", "--state") from None
+    problems = [f"{r}: refers before or without {ref}" for r, d in parts.items() for ref in dangling(d)]
+    problems += [f"no region takes {u}" for u in left_behind(deployment, parts)]
+    if problems:  # nothing written: a partial migration would leave resources behind
+        raise InputError(
+            "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""), "--state"
+        )
     folder = Path(args.write)
     lines = []
     for part in regions:
         assert part.region is not None
         doc = {**exported, "deployment": parts[part.region]}
-        problems = list(dangling(parts[part.region]))
-        if problems:
-            raise InputError(f"{part.name}: references left behind: {'; '.join(problems[:3])}", "--state")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{part.name}.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise InputError(f"cannot write {args.write}: {exc.strerror or exc}", "--write") from None
-        lines.append(
-            f"{part.name}: {len(parts[part.region]['resources']) - 1} resources -> {folder / (part.name + '.json')}"
-        )
+        count = len(parts[part.region]["resources"]) - 1
+        lines.append(f"{part.name}: {count} resources -> {folder / (part.name + '.json')}")
     emit(args, "\n".join(lines))
     return 0
 

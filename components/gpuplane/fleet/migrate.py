@@ -71,6 +71,11 @@ def split(
     parents, providers and dependencies rewritten, dependencies on what stays behind dropped. Raises `ValueError`
     for a region whose platform is not in the state."""
     resources = list(deployment.get("resources") or [])
+    if deployment.get("pending_operations") or deployment.get("pendingOperations"):
+        raise ValueError(
+            f"{fleet_stack}: the state has pending operations (an interrupted update): finish or "
+            "cancel it first, import would drop them"
+        )
     by_urn = {str(r["urn"]): r for r in resources}
     fleets = [u for u in by_urn if parts_of(u)[2].split("$")[-1] == FLEET_TYPE]
     out: dict[str, dict[str, Any]] = {}
@@ -79,20 +84,41 @@ def split(
         if len(tops) != 1:
             raise ValueError(f"{fleet_stack}: no platform {platform!r} under GpuFleet in the state ({region})")
         stack = dest[region]
-        mine = _subtree(resources, tops[0])
-        moved = set(mine)
+        moved = set(_subtree(resources, tops[0]))
         # providers the subtree uses that live elsewhere (root-level default providers): copied along
-        used = {_provider_ref(str(by_urn[u]["provider"]))[0] for u in mine if by_urn[u].get("provider")} - moved
-        shared = [u for u in used if u in by_urn and parts_of(u)[2].startswith("pulumi:providers:")]
+        used = {_provider_ref(str(by_urn[u]["provider"]))[0] for u in moved if by_urn[u].get("provider")} - moved
+        shared = {u for u in used if u in by_urn and is_provider(u)}
         project = parts_of(tops[0])[1]
         root = root_urn(stack, project)
-        names = {u: _rewrite(u, stack) for u in [*mine, *shared]}
+        names = {u: _rewrite(u, stack) for u in moved | shared}
+        # in the export's own order: the engine checks that what a resource refers to comes before it
+        # (pulumi/pulumi pkg/resource/deploy/snapshot.go VerifyIntegrity, run by `pulumi stack import`)
         states = [
             {"urn": root, "custom": False, "type": STACK_TYPE, "inputs": {}, "outputs": {}},
-            *(_moved(by_urn[u], names, root, fleets) for u in [*shared, *mine]),
+            *(_moved(r, names, root, fleets) for r in resources if str(r["urn"]) in names),
         ]
         out[region] = {**copy.deepcopy({k: v for k, v in deployment.items() if k != "resources"}), "resources": states}
     return out
+
+
+def is_provider(u: str) -> bool:
+    return parts_of(u)[2].split("$")[-1].startswith("pulumi:providers:")
+
+
+def left_behind(deployment: Mapping[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Resources of the fleet stack no region takes, but its root, `GpuFleet` and providers (copied where used)."""
+    taken = {parts_of(str(r["urn"]))[2:] for d in parts.values() for r in d["resources"]}
+    return [
+        str(r["urn"])
+        for r in deployment.get("resources") or []
+        if parts_of(str(r["urn"]))[2].split("$")[-1] not in (STACK_TYPE, FLEET_TYPE)
+        and not is_provider(str(r["urn"]))
+        and (_rewrite_type(str(r["urn"])), parts_of(str(r["urn"]))[3]) not in taken
+    ]
+
+
+def _rewrite_type(u: str) -> str:
+    return "$".join(t for t in parts_of(u)[2].split("$") if t != FLEET_TYPE)
 
 
 def renamed(value: Any, names: Mapping[str, str]) -> Any:
@@ -123,6 +149,13 @@ def _moved(r: Mapping[str, Any], names: Mapping[str, str], root: str, fleets: Se
         state["provider"] = f"{names.get(p_urn, p_urn)}::{p_id}"
     if "dependencies" in r:
         state["dependencies"] = [names[d] for d in r["dependencies"] if d in names]
+    for key in ("deletedWith", "replaceWith"):  # checked by the import's integrity check too
+        if r.get(key):
+            if r[key] in names:
+                state[key] = names[r[key]]
+            else:
+                state.pop(key)
+    state.pop("aliases", None)  # old names in the old stack: nothing to match in the new one
     if "propertyDependencies" in r:
         state["propertyDependencies"] = {
             k: [names[d] for d in deps if d in names] for k, deps in dict(r["propertyDependencies"]).items()
@@ -131,11 +164,14 @@ def _moved(r: Mapping[str, Any], names: Mapping[str, str], root: str, fleets: Se
 
 
 def dangling(deployment: Mapping[str, Any]) -> Iterator[str]:
-    """References (parent, provider, dependencies) to URNs the deployment does not hold."""
-    have = {str(r["urn"]) for r in deployment["resources"]}
+    """References (parent, provider, dependencies, deletedWith, replaceWith) to URNs the deployment does not hold
+    before the resource: the order `pulumi stack import`'s integrity check demands (pulumi/pulumi
+    pkg/resource/deploy/snapshot.go VerifyIntegrity)."""
+    seen: set[str] = set()
     for r in deployment["resources"]:
-        refs = [r.get("parent"), *(r.get("dependencies") or [])]
+        refs = [r.get("parent"), r.get("deletedWith"), r.get("replaceWith"), *(r.get("dependencies") or [])]
         if r.get("provider"):
             refs.append(_provider_ref(str(r["provider"]))[0])
         refs += [d for deps in (r.get("propertyDependencies") or {}).values() for d in deps]
-        yield from (f"{r['urn']} -> {ref}" for ref in refs if ref and ref not in have)
+        yield from (f"{r['urn']} -> {ref}" for ref in refs if ref and ref not in seen)
+        seen.add(str(r["urn"]))

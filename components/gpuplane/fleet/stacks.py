@@ -39,6 +39,9 @@ class FleetStack:
     """Its `config:` map as a `Pulumi.<stack>.yaml` holds it: the fleet's own, plus `gpuplane:fleetStack`."""
     reads: tuple[str, ...] = ()
     """Stacks whose outputs it reads through `pulumi.StackReference`: they go first."""
+    secrets: tuple[str, ...] = ()
+    """The fleet stack's encrypted (`secure:`) keys, left out of `config`: only the stack that encrypted a value can
+    read it, so each part keeps its own (`pulumi config set --secret KEY --stack PART`)."""
 
     def stack_file(self, project: str) -> StackFile:
         return StackFile(project=project, stack=self.name, config=dict(self.config))
@@ -53,12 +56,14 @@ def expand(sf: StackFile) -> list[FleetStack]:
     if cfg.fleet is None or cfg.fleetStack is not None:
         why = "is a part of a fleet already" if cfg.fleetStack else "has no gpuplane:fleet"
         raise ConfigError([(sf.stack, f"{why}: nothing to split into a stack per region")])
-    base = {k: v for k, v in sf.config.items() if k not in (PART_KEY, REFERENCES_KEY)}
+    secrets = tuple(sf.secret_keys())
+    base = {k: v for k, v in sf.config.items() if k not in (PART_KEY, REFERENCES_KEY, *secrets)}
     regions = [
-        FleetStack(part_name(sf.stack, r.region), r.region, {**base, PART_KEY: r.region}) for r in cfg.fleet.regions
+        FleetStack(part_name(sf.stack, r.region), r.region, {**base, PART_KEY: r.region}, (), secrets)
+        for r in cfg.fleet.regions
     ]
     central = FleetStack(
-        part_name(sf.stack, CENTRAL), None, {**base, PART_KEY: CENTRAL}, tuple(s.name for s in regions)
+        part_name(sf.stack, CENTRAL), None, {**base, PART_KEY: CENTRAL}, tuple(s.name for s in regions), secrets
     )
     return [*regions, central]
 

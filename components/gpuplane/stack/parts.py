@@ -58,18 +58,19 @@ def central_part(cfg: StackConfig) -> dict[str, object]:
         for r in regions
     }
     configs = [c for _, c in region_configs(cfg)]
-    scrape = pulumi.Output.all(*(refs[r].get_output("scrapeConfig") for r in regions)).apply(
+    # require_output: a region stack that was never updated has no outputs yet, and the update says which is missing
+    scrape = pulumi.Output.all(*(refs[r].require_output("scrapeConfig") for r in regions)).apply(
         lambda texts: fleet_scrape_yaml(
             {f"{cfg.cluster.name}-{r}": str(t) for r, t in zip(regions, texts, strict=True)}
         )
     )
-    rules = refs[regions[0]].get_output("prometheusRules").apply(lambda text: fleet_rules(str(text), configs))
+    rules = refs[regions[0]].require_output("prometheusRules").apply(lambda text: fleet_rules(str(text), configs))
     return {
         "platform": cfg.platform,
         "regions": regions,
         "stacks": {r: part_name(base, r) for r in regions},
-        "clusters": {r: refs[r].get_output("clusterName") for r in regions},
-        "kubeconfigs": pulumi.Output.secret({r: refs[r].get_output("kubeconfig") for r in regions}),
+        "clusters": {r: refs[r].require_output("clusterName") for r in regions},
+        "kubeconfigs": pulumi.Output.secret({r: refs[r].require_output("kubeconfig") for r in regions}),
         "scrapeConfig": scrape,
         "prometheusRules": rules,
     }
