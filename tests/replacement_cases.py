@@ -442,4 +442,24 @@ CASES: dict[str, dict[str, str]] = {
     # immutable" (self == oldSelf on spec)
     "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain": {"spec": "F", "spec.numNodes": "F", "metadata.labels": "-"},
     "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": {"spec": "D", "metadata.name": "R", "metadata.labels": "-"},
+    # pulumi-pulumiservice provider/pkg/resources/deployment_settings.go Diff: organization, project and stack are
+    # `replaceProperties`; the git source and the OIDC settings update in place (UpdateDeploymentSettings)
+    "pulumiservice:index:DeploymentSettings": {
+        "organization": "R",
+        "project": "R",
+        "stack": "R",
+        "sourceContext.git.branch": "-",
+        "sourceContext.git.repoUrl": "-",
+        "operationContext.oidc.aws.roleARN": "-",
+        "operationContext.oidc.gcp.serviceAccount": "-",
+    },
+    # drift_schedules.go: organization, project, stack tagged `provider:"replaceOnChanges"`; Update changes the cron
+    # and the remediation of the same schedule
+    "pulumiservice:index:DriftSchedule": {
+        "organization": "R",
+        "project": "R",
+        "stack": "R",
+        "scheduleCron": "-",
+        "autoRemediate": "-",
+    },
 }

@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import ROOT
 
-SDKS = {"gcp": ("pulumi_gcp",), "aws": ("pulumi_aws", "pulumi_eks")}
+SDKS = {"gcp": ("pulumi_gcp",), "aws": ("pulumi_aws", "pulumi_eks"), "deployments": ("pulumi_pulumiservice",)}
 
 
 class Blocker(importlib.abc.MetaPathFinder):
@@ -58,7 +58,9 @@ def without() -> Iterator[Any]:
     sys.modules.update(saved)
 
 
-@pytest.mark.parametrize(("stack", "missing"), [("gcp-standard", "aws"), ("aws-karpenter", "gcp")])
+@pytest.mark.parametrize(
+    ("stack", "missing"), [("gcp-standard", "aws"), ("aws-karpenter", "gcp"), ("gcp-fleet", "deployments")]
+)
 def test_a_stack_plans_without_the_other_clouds_sdk(without: Any, stack: str, missing: str, capsys: Any) -> None:
     blocker = without(missing)
     from gpuplane.cli import main
@@ -95,6 +97,12 @@ def test_importing_a_cloud_package_without_its_sdk_names_the_extra(without: Any)
         gpuplane.EksGpuPlatform  # noqa: B018  the lazy top-level name
 
 
+def test_importing_the_deployments_module_without_its_sdk_names_the_extra(without: Any) -> None:
+    without("deployments")
+    with pytest.raises(ModuleNotFoundError, match=re.escape("pip install 'gpuplane[deployments]'")):
+        importlib.import_module("gpuplane.fleet.deployments")
+
+
 def _name(requirement: str) -> str:
     return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower().replace("_", "-")
 
@@ -123,7 +131,8 @@ def test_extras_are_as_documented() -> None:
     }
     assert _extra_closure(extras, "gcp") == {"pulumi-gcp"}
     assert _extra_closure(extras, "aws") == {"pulumi-aws", "pulumi-eks"}
-    assert _extra_closure(extras, "all") == {"pulumi-gcp", "pulumi-aws", "pulumi-eks"}
+    assert _extra_closure(extras, "deployments") == {"pulumi-pulumiservice"}
+    assert _extra_closure(extras, "all") == {"pulumi-gcp", "pulumi-aws", "pulumi-eks", "pulumi-pulumiservice"}
     assert _extra_closure(extras, "all") <= _extra_closure(extras, "test")
 
 

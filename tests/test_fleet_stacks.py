@@ -277,3 +277,38 @@ def test_fleet_up_names_a_project_it_cannot_use_without_a_traceback(monkeypatch:
     monkeypatch.setattr(shutil, "which", lambda cmd: "/usr/local/bin/pulumi")
     assert cli(["fleet", "preview", "gcp-fleet"]) == 2
     assert "is project 'other', not 'gpuplane'" in capsys.readouterr().err
+
+
+def test_the_central_stack_declares_the_region_stacks_deployment_settings() -> None:
+    """With `fleet.deployments`, the central part (planned as `gpuplane fleet plan` plans it) holds one
+    DeploymentSettings per region stack, for that stack (the settings' own checks: tests/test_deployments.py)."""
+    from gpuplane.plan.stackfile import StackFile
+
+    from .test_deployments import BASE, OIDC
+
+    sf = load("gcp-fleet", ROOT)
+    config = json.loads(json.dumps(sf.config))
+    config["gpuplane:fleet"]["deployments"] = {**BASE, **OIDC["gcp-fleet"], "schedule": "0 */6 * * *"}
+    done = plan_fleet(StackFile(sf.project, sf.stack, config), lifecycle=False, jobs=1)
+    assert all(r.ok for r in done), [r.to_json() for r in done if not r.ok]
+    central = plan_stack(
+        StackFile(
+            sf.project,
+            f"{sf.stack}-central",
+            {
+                **expand(StackFile(sf.project, sf.stack, config))[-1].config,
+                "gpuplane:stackReferences": references(done),
+            },
+        )
+    )
+    settings = central.by_type("pulumiservice:index:DeploymentSettings")
+    assert sorted(s.inputs["stack"] for s in settings) == sorted(p.name for p in expand(sf)[:-1])
+    assert {s.inputs["project"] for s in settings} == {sf.project} and len(
+        central.by_type("pulumiservice:index:DriftSchedule")
+    ) == len(settings)
+
+
+def references(done: list[PartReport]) -> dict[str, Any]:
+    from gpuplane.stack.parts import references_for_central
+
+    return references_for_central("gpuplane", "gcp-fleet", {r.region: r.outputs for r in done if r.region})

@@ -54,6 +54,10 @@ DEFERRED_UP = {
     ("gpuplane.scheduling.multinode", "gpuplane.gcp.render"): "a pool's machine type is the GCP render's",
     ("gpuplane.kueue.stack", "gpuplane.gcp.render"): "a queue's machine is the GCP render's",
     ("gpuplane.kueue.stack", "gpuplane.aws.render"): "a queue's instances are the AWS render's",
+    (
+        "gpuplane.stack.parts",
+        "gpuplane.fleet.deployments",
+    ): "the central stack's Pulumi Cloud settings: an extra's SDK, imported only when set",
 }
 """(module, imported module) -> why it imports upward, inside a function (never at import time)."""
 

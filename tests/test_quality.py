@@ -128,7 +128,7 @@ def test_declared_dependencies_cover_every_import() -> None:
     extras = project["optional-dependencies"]
     declared = {
         d.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().lower()
-        for d in [*project["dependencies"], *extras["gcp"], *extras["aws"]]
+        for d in [*project["dependencies"], *extras["gcp"], *extras["aws"], *extras["deployments"]]
     }
     module_of = {
         "pulumi": "pulumi",
@@ -137,6 +137,7 @@ def test_declared_dependencies_cover_every_import() -> None:
         "pulumi_tls": "pulumi-tls",
         "pulumi_aws": "pulumi-aws",
         "pulumi_eks": "pulumi-eks",
+        "pulumi_pulumiservice": "pulumi-pulumiservice",
         "pydantic": "pydantic",
         "pydantic_core": "pydantic",
         "yaml": "pyyaml",
@@ -145,6 +146,7 @@ def test_declared_dependencies_cover_every_import() -> None:
     stdlib = set(sys.stdlib_module_names)
     imported: set[str] = set()
     importers: dict[str, set[str]] = {}
+    files: dict[str, set[str]] = {}
     for path in (ROOT / "components").rglob("*.py"):
         here: set[str] = set()
         for node in ast.walk(parse_python(path.read_text())):
@@ -155,9 +157,12 @@ def test_declared_dependencies_cover_every_import() -> None:
         imported |= here
         for module in here:
             importers.setdefault(module, set()).add(path.relative_to(ROOT / "components").parts[1])
+            files.setdefault(module, set()).add(path.relative_to(ROOT / "components").as_posix())
     # The extras' SDKs are imported only inside their subpackage (`gpuplane[gcp]` never needs pulumi_aws).
     assert importers.get("pulumi_gcp", set()) <= {"gcp"}, importers["pulumi_gcp"]
     assert importers.get("pulumi_aws", set()) | importers.get("pulumi_eks", set()) <= {"aws"}
+    # `gpuplane[deployments]`'s SDK: in its one module, which nothing imports at the top of `gpuplane.fleet`
+    assert files.get("pulumi_pulumiservice", set()) <= {"gpuplane/fleet/deployments.py"}, files["pulumi_pulumiservice"]
     third_party = imported - stdlib - {"gpuplane", "__future__"}
     unknown = third_party - set(module_of)
     assert not unknown, f"map these imports to distributions: {unknown}"

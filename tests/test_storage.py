@@ -334,11 +334,9 @@ def test_a_kubernetes_object_that_moves_to_another_resource_fails_the_change() -
 
 @pytest.mark.parametrize("stack", ["gcp-standard", "aws-karpenter", "aws-managed"])
 def test_adding_and_removing_a_store_keeps_every_namespace_and_fails_nothing(stack: str) -> None:
-    from gpuplane.plan.routine import check_stack
+    from .test_lifecycle import outcomes  # the lifecycle tests' own run, cached for the session
 
-    from .conftest import cached_plan
-
-    results = {o.change: o for o in check_stack(load(stack, ROOT), planner=cached_plan)}
+    results = {o.change: o for o in outcomes(stack)}
     added, removed = results["add-store"], results["remove-store"]
     assert added.applies and added.failures == [] and added.removed == []
     assert any("Bucket::" in a for a in added.added)

@@ -8,6 +8,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from ..catalog import lookup
 from .base import Model, context_value, shaped, suggest
+from .deployments import FleetDeployments
 from .regions import known_region, known_zones
 
 
@@ -52,6 +53,10 @@ class FleetConfig(Model):
     """Regions in preference order (the spread fills them in this order)."""
     totals: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
     """Pool name -> total GPUs wanted across the fleet; pools not listed keep `maxNodes` in every region."""
+    deployments: FleetDeployments | None = None
+    """The region stacks' Pulumi Deployments settings when the fleet runs as a stack per region
+    (`gpuplane:fleetStack`), declared by the central stack through `pulumi-pulumiservice` (docs/fleets.md, "Pulumi
+    Deployments as code"); unset, none."""
 
     @field_validator("totals", mode="before")
     @classmethod

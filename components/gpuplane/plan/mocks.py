@@ -156,6 +156,8 @@ def resource_id(a: pulumi.runtime.MockResourceArgs, state: State) -> str:
         return str(state.get("bucket") or state["name"])
     if a.typ.startswith("aws:s3/bucket") and i.get("bucket"):  # its sub-resources' IDs are the bucket's name
         return str(i["bucket"])
+    if a.typ in mocks_extra.PULUMISERVICE_IDS:
+        return mocks_extra.pulumiservice_id(a, state)
     if a.typ.startswith("kubernetes:") and isinstance(i.get("metadata"), dict):
         meta = i["metadata"]
         return "/".join(p for p in (meta.get("namespace"), meta.get("name", a.name)) if p)
@@ -202,6 +204,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             **mocks_extra.aws_outputs(self.region),
             **mocks_extra.gcp_outputs(),
             **mocks_extra.tls_outputs(),
+            **mocks_extra.pulumiservice_outputs(),
         }
         self.calls = {
             **mocks_aws.calls(self.region),

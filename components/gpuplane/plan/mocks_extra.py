@@ -309,3 +309,38 @@ def gcp_calls() -> dict[str, Call]:
             "names": [f"{args.get('region', 'us-central1')}-{z}" for z in "abc"],
         },
     }
+
+
+def pulumiservice_outputs() -> dict[str, Outputs]:
+    """pulumi-pulumiservice (pulumi/pulumi-pulumiservice provider/cmd/pulumi-resource-pulumiservice/schema.json; the
+    resources' `properties`): `DeploymentSettings` and `Stack` output their inputs; a `DriftSchedule` adds the
+    `scheduleId` Pulumi Cloud assigns and `autoRemediate` defaults to false (provider/pkg/resources/drift_schedules.go).
+    An AWS OIDC `duration` comes back as Go's `time.Duration.String()` (deployment_settings.go Check)."""
+    return {
+        "pulumiservice:index:DeploymentSettings": lambda a: dict(a.inputs),
+        "pulumiservice:index:DriftSchedule": lambda a: {
+            "autoRemediate": False,
+            **a.inputs,
+            "scheduleId": _uuid(a.typ, a.name),
+        },
+        "pulumiservice:index:Stack": lambda a: dict(a.inputs),
+    }
+
+
+PULUMISERVICE_IDS = (
+    "pulumiservice:index:DeploymentSettings",
+    "pulumiservice:index:DriftSchedule",
+    "pulumiservice:index:Stack",
+)
+"""The pulumi-pulumiservice types whose IDs `pulumiservice_id` makes."""
+
+
+def pulumiservice_id(a: pulumi.runtime.MockResourceArgs, state: State) -> str:
+    """The provider's IDs: `<org>/<project>/<stack>` for a stack and its deployment settings, and
+    `<org>/<project>/<stack>/drift/<scheduleId>` for a drift schedule (resources/stack.go `stackResourceID`,
+    deployment_settings.go Create, ttl_schedules.go `stackScheduleID`)."""
+    i = a.inputs
+    if a.typ == "pulumiservice:index:Stack":
+        return f"{i.get('organizationName')}/{i.get('projectName')}/{i.get('stackName')}"
+    stack = f"{i.get('organization')}/{i.get('project')}/{i.get('stack')}"
+    return f"{stack}/drift/{state['scheduleId']}" if a.typ == "pulumiservice:index:DriftSchedule" else stack

@@ -1,5 +1,6 @@
 """The replacement table's rows for model stores (buckets, their settings and grants: `gpuplane.storage`) and for the
-project API image streaming needs (`gpuplane.gcp.cluster.streaming_api`). Same row format as `replacement_table`,
+project API image streaming needs (`gpuplane.gcp.cluster.streaming_api`), and for the region stacks' Pulumi Deployments
+settings (`gpuplane.fleet.deployments`, pulumi-pulumiservice). Same row format as `replacement_table`,
 which merges these in."""
 
 from __future__ import annotations
@@ -7,11 +8,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .replacement_kubernetes import RawRule, forcenew
+from .replacement_kubernetes import R, RawRule, forcenew
 
 TPA_S3 = "hashicorp/terraform-provider-aws internal/service/s3/"
 TPG_STORAGE = "hashicorp/terraform-provider-google google/services/storage/"
 TPG_IAM = "hashicorp/terraform-provider-google google/tpgiamresource/resource_iam_member.go"
+PULUMISERVICE = "pulumi/pulumi-pulumiservice provider/pkg/resources/"
+
+
+def _stack_keyed(source: str, *paths: str, why: str) -> list[RawRule]:
+    """pulumi-pulumiservice inputs that name the stack a setting belongs to: a new value replaces it."""
+    return [(path, R, why, f"{source} `{path}`") for path in paths]
+
 
 STORAGE: Mapping[str, list[RawRule]] = MappingProxyType(
     {
@@ -54,6 +62,25 @@ STORAGE: Mapping[str, list[RawRule]] = MappingProxyType(
         # the IAM member resource is keyed by its parent, role, member and condition: all ForceNew
         "gcp:storage/bucketIAMMember:BucketIAMMember": forcenew(
             TPG_IAM, ("bucket", "bucket"), ("role", "role"), ("member", "member"), ("condition", "condition")
+        ),
+        # --- Pulumi Deployments (pulumi-pulumiservice, gpuplane.fleet.deployments) ---
+        # deployment_settings.go Diff: `replaceProperties` organization, project, stack (DeleteBeforeReplace: the
+        # old stack's settings go first); sourceContext, operationContext and the rest update in place
+        "pulumiservice:index:DeploymentSettings": _stack_keyed(
+            PULUMISERVICE + "deployment_settings.go Diff replaceProperties",
+            "organization",
+            "project",
+            "stack",
+            why="the settings of another stack: the old stack's are deleted first",
+        ),
+        # drift_schedules.go DriftScheduleInput: organization, project, stack `provider:"replaceOnChanges"`;
+        # scheduleCron and autoRemediate go through Update
+        "pulumiservice:index:DriftSchedule": _stack_keyed(
+            PULUMISERVICE + "drift_schedules.go DriftScheduleInput replaceOnChanges",
+            "organization",
+            "project",
+            "stack",
+            why="a schedule of another stack: a new schedule, the old one deleted",
         ),
     }
 )

@@ -2,14 +2,15 @@
 
 `pip install gpuplane[gcp]` brings pulumi-gcp only and `gpuplane[aws]` pulumi-aws and pulumi-eks only (see
 `[project.optional-dependencies]` in pyproject.toml), so the cloud SDKs are imported lazily: `gpuplane.gcp` and
-`gpuplane.aws` import theirs, nothing else in gpuplane does.
+`gpuplane.aws` import theirs, nothing else in gpuplane does; `gpuplane[deployments]` brings pulumi-pulumiservice, which
+only `gpuplane.fleet.deployments` imports.
 """
 
 from __future__ import annotations
 
 import importlib
 
-EXTRA_OF = {"pulumi_gcp": "gcp", "pulumi_aws": "aws", "pulumi_eks": "aws"}
+EXTRA_OF = {"pulumi_gcp": "gcp", "pulumi_aws": "aws", "pulumi_eks": "aws", "pulumi_pulumiservice": "deployments"}
 """Cloud SDK module -> the gpuplane extra that installs its distribution."""
 
 

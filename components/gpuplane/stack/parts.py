@@ -65,10 +65,17 @@ def central_part(cfg: StackConfig) -> dict[str, object]:
         )
     )
     rules = refs[regions[0]].require_output("prometheusRules").apply(lambda text: fleet_rules(str(text), configs))
+    stacks = {r: part_name(base, r) for r in regions}
+    if cfg.fleet.deployments is not None:  # Pulumi Cloud runs the region stacks (imported only then: an extra)
+        from ..fleet.deployments import deployment_resources
+
+        deployment_resources(
+            f"{cfg.cluster.name}-deployments", cfg, pulumi.get_project(), stacks, pulumi.ResourceOptions()
+        )
     return {
         "platform": cfg.platform,
         "regions": regions,
-        "stacks": {r: part_name(base, r) for r in regions},
+        "stacks": stacks,
         "clusters": {r: refs[r].require_output("clusterName") for r in regions},
         "kubeconfigs": pulumi.Output.secret({r: refs[r].require_output("kubeconfig") for r in regions}),
         "scrapeConfig": scrape,
