@@ -83,11 +83,6 @@ def central_part(cfg: StackConfig) -> dict[str, object]:
     }
 
 
-def parts(fleet_stack: str, regions: Sequence[str]) -> list[str]:
-    """Every part's stack name, regions first (in the fleet's order), then the central one."""
-    return [part_name(fleet_stack, r) for r in [*regions, CENTRAL]]
-
-
 def references_for_central(
     project: str, fleet_stack: str, outputs: Mapping[str, Mapping[str, Any]], secret: Sequence[str] = ("kubeconfig",)
 ) -> dict[str, dict[str, Any]]:
