@@ -18,6 +18,8 @@ from ..monitoring.wiring import fleet_rules
 from .fleet import region_configs
 
 CENTRAL = "central"
+READS = ("clusterName", "kubeconfig", "scrapeConfig", "prometheusRules")
+"""The region stacks' outputs the central part reads."""
 DEFAULT_ORGANIZATION = "organization"
 """What the engine calls the organization of a self-managed backend's stacks (and gpuplane's offline plans)."""
 
@@ -86,11 +88,12 @@ def central_part(cfg: StackConfig) -> dict[str, object]:
 def references_for_central(
     project: str, fleet_stack: str, outputs: Mapping[str, Mapping[str, Any]], secret: Sequence[str] = ("kubeconfig",)
 ) -> dict[str, dict[str, Any]]:
-    """`gpuplane:stackReferences` for an offline plan of the central part: region -> its plan's stack outputs, keyed
-    by the reference name the program makes; `secret` outputs marked as the region stacks keep them."""
+    """`gpuplane:stackReferences` for an offline plan of the central part: region -> the plan's stack outputs the
+    central part reads (`READS`: the rest would only weigh on the plan), keyed by the reference name the program
+    makes; `secret` outputs marked as the region stacks keep them."""
     return {
         reference(None, project, part_name(fleet_stack, region)): {
-            k: ({"secure": v} if k in secret else v) for k, v in outs.items()
+            k: ({"secure": v} if k in secret else v) for k, v in outs.items() if k in READS
         }
         for region, outs in outputs.items()
     }
