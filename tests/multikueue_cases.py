@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-P = "urn:pulumi:s::p::"
-K8S = f"{P}pulumi:providers:kubernetes::k8s"
+from .storage_cases import K8S, P
+
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SECRET = "kubernetes:core/v1:Secret"
 MKC = "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster"

@@ -161,17 +161,23 @@ def values_at(obj: Any, path: list[str]) -> Iterator[Any]:
         yield from values_at(obj[head], rest)
 
 
-@pytest.mark.parametrize("stack", AWS_STACKS)
-def test_eks_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
-    shapes = botocore_loaders.Loader().load_service_model("eks", "service-2")["shapes"]
-    plan = plan_of(stack)
+def botocore_enums_seen(service: str, table: dict[tuple[str, str], str], plan: Plan) -> set[str]:
+    """Every value at a table's (type, input path) is in its botocore `service` shape's enum; the shapes reached."""
+    shapes = botocore_loaders.Loader().load_service_model(service, "service-2")["shapes"]
     seen = set()
-    for (typ, path), shape in EKS_ENUMS.items():
+    for (typ, path), shape in table.items():
         allowed = shapes[shape]["enum"]
         for r in plan.by_type(typ):
             for value in values_at(r.inputs, path.split(".")):
-                assert value in allowed, f"{r.urn}: {path}={value!r} not in EKS {shape} {allowed}"
+                assert value in allowed, f"{r.urn}: {path}={value!r} not in {service} {shape} {allowed}"
                 seen.add(shape)
+    return seen
+
+
+@pytest.mark.parametrize("stack", AWS_STACKS)
+def test_eks_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
+    plan = plan_of(stack)
+    seen = botocore_enums_seen("eks", EKS_ENUMS, plan)
     # The walk reached the enum fields gpuplane sets.
     if plan.by_type("eks:index:Cluster"):
         assert {"AuthenticationMode", "AccessScopeType"} <= seen, seen
@@ -191,14 +197,7 @@ S3_ENUMS = {
 
 @pytest.mark.parametrize("stack", AWS_STACKS)
 def test_s3_enum_values_are_api_values(stack: str, plan_of: Callable[..., Plan]) -> None:
-    shapes = botocore_loaders.Loader().load_service_model("s3", "service-2")["shapes"]
     plan = plan_of(stack)
-    seen = set()
-    for (typ, path), shape in S3_ENUMS.items():
-        allowed = shapes[shape]["enum"]
-        for r in plan.by_type(typ):
-            for value in values_at(r.inputs, path.split(".")):
-                assert value in allowed, f"{r.urn}: {path}={value!r} not in S3 {shape} {allowed}"
-                seen.add(shape)
+    seen = botocore_enums_seen("s3", S3_ENUMS, plan)
     if plan.by_type("aws:s3/bucket:Bucket"):  # a store's bucket: the walk reached both fields
         assert seen == set(S3_ENUMS.values()), seen

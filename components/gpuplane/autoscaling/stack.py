@@ -34,7 +34,7 @@ from .component import GpuAutoscaler, Keda
 
 
 def region_of(cfg: StackConfig) -> str:
-    return cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else ""
+    return cfg.region
 
 
 def workload_spec(cfg: StackConfig, w: Workload) -> r.AutoscalerSpec:

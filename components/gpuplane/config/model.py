@@ -314,6 +314,11 @@ class StackConfig(_Model):
         return v
 
     @property
+    def region(self) -> str:
+        """The cluster's region (`gcp.region` or `aws.region`; empty when a component's caller left it unknown)."""
+        return self.gcp.region if self.gcp else self.aws.region if self.aws else ""
+
+    @property
     def platform_spec(self) -> Platform:
         """The provider-matrix row of this stack's platform."""
         return PLATFORMS[self.platform]

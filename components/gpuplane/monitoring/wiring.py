@@ -61,7 +61,7 @@ def settings_for(
 def identified(cfg: StackConfig, target: ScrapeTarget) -> ScrapeTarget:
     """The target with `cluster` and `region` labels for every series (GKE Managed Prometheus adds
     its own `cluster` and `location`)."""
-    region = cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else ""
+    region = cfg.region
     return replace(target, static_labels={"cluster": cfg.cluster.name, "region": region})
 
 

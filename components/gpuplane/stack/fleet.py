@@ -180,7 +180,7 @@ def region_configs(cfg: StackConfig) -> list[tuple[str, StackConfig]]:
     """One ordinary stack config per fleet region, with the region's share as each pool's ceiling (a region's own
     stack: that region's only)."""
     if cfg.fleet is None:
-        region = cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else ""
+        region = cfg.region
         return [(region, cfg)]
     alloc, problems = allocate(cfg)
     assert not problems, problems

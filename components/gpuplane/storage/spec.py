@@ -3,13 +3,13 @@ config's own `gpuplane:storage` models check, so each rule lives in one place.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
-from ..args.checks import ArgsError, camel, plain, shape_problems, snake
+from ..args.checks import ArgsError, plain, shape_problems, snake
+from ..args.platform import to_config
 from ..args.storage import ModelStoresArgs
 from ..config.load import _reason as reason
 from ..config.storage import StorageConfig, Store
@@ -54,22 +54,12 @@ def store_namespaces(config: StorageConfig, exclude: Sequence[str] = ()) -> tupl
     return tuple(n for n in dict.fromkeys(found) if n != "default" and n not in exclude)
 
 
-def _store_doc(store: Mapping[str, Any]) -> dict[str, Any]:
-    doc: dict[str, Any] = {}
-    for k, v in store.items():
-        if k in ("readers", "writers") and isinstance(v, Sequence) and not isinstance(v, str):
-            doc[k] = [{camel(kk): vv for kk, vv in a.items()} if isinstance(a, Mapping) else a for a in v]
-        else:
-            doc[camel(k)] = plain(v)
-    return doc
-
-
 def spec_of(where: str, args: ModelStoresArgs) -> StoresSpec:
     """Validate `ModelStores`'s args: an `ArgsError` naming each bad argument (`stores[0].readers[1].namespace`)."""
     problems = shape_problems(args, ModelStoresArgs)
     problems += [(k, "required argument is missing") for k in ("cloud", "cluster", "region", "stores") if k not in args]
     stores = args.get("stores")
-    doc = {"stores": [_store_doc(s) if isinstance(s, Mapping) else s for s in stores]} if stores is not None else {}
+    doc = to_config({"stores": stores}) if stores is not None else {}  # the args' own converter (snake -> camel)
     config = None
     try:
         config = StorageConfig.model_validate(doc)

@@ -33,11 +33,10 @@ def stores_spec(cfg: StackConfig) -> StoresSpec | None:
     if cfg.storage is None:
         return None
     cloud = cfg.platform_spec.cloud
-    region = cfg.gcp.region if cfg.gcp else cfg.aws.region if cfg.aws else ""
     return StoresSpec(
         cloud=cloud,
         cluster=cfg.cluster.name,
-        region=region,
+        region=cfg.region,
         project=cfg.gcp.project if cfg.gcp else None,
         config=cfg.storage,
         namespaces=(),  # the platform creates them (`autoscaling.stack.workload_namespaces`), with its workloads'
