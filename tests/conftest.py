@@ -259,7 +259,9 @@ def _plan_into_cache(sf: StackFile, cloud: Cloud, name: str) -> None:
     if path is not None and path.is_file():
         _PLANS[name] = path.read_bytes()
         return
-    planned = plan_stack(sf, PlanMocks(cloud=cloud))
+    from gpuplane.plan.project import stack_references
+
+    planned = plan_stack(sf, PlanMocks(stack_references(sf), cloud=cloud))  # as plan_stack's own mocks, against cloud
     try:
         data = pickle.dumps(planned)
     except (AttributeError, TypeError, pickle.PicklingError):

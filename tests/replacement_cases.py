@@ -15,6 +15,8 @@ per Pulumi type, input path -> what changing it does. Kinds:
 - ``F``: the API server refuses the update (a CEL transition rule of the CRD, "field is immutable"), and
   ``F_TOPOLOGY`` only when the stored object has `spec.topologyName` (Kueue's ResourceFlavor rules start
   `!has(oldSelf.topologyName) || ...`);
+- ``R_UNLESS_ID``: replaces, unless the provider's `clusterIdentifier` is set, the same before and after; ``R_ID``: a
+  changed `clusterIdentifier` replaces, a new one does not (pulumi-kubernetes provider.go DiffConfig);
 - ``-``: updated in place, nothing replaced or rolled (negative cases, so a rule added by mistake fails).
 
 `*` in a path is one map key (the tests use a concrete key).
@@ -403,7 +405,14 @@ CASES: dict[str, dict[str, str]] = {
     "kubernetes:core/v1:Secret": {"type": "R", "data": "R", "stringData": "R", "metadata.labels": "-"},
     # pulumi-kubernetes provider.go DiffConfig: a different active cluster replaces the provider (gpuplane takes
     # any kubeconfig change as one: a path diff cannot see which cluster is active)
-    "pulumi:providers:kubernetes": {"kubeconfig": "R", "context": "R", "cluster": "R", "enableServerSideApply": "-"},
+    # ... unless `clusterIdentifier` is set and unchanged (DiffConfig: then only a new identifier replaces it)
+    "pulumi:providers:kubernetes": {
+        "kubeconfig": "R_UNLESS_ID",
+        "context": "R_UNLESS_ID",
+        "cluster": "R_UNLESS_ID",
+        "clusterIdentifier": "R_ID",
+        "enableServerSideApply": "-",
+    },
     # Karpenter drift (kubernetes-sigs/karpenter disruption.md; aws provider drift.go): the object updates, its
     # nodes are replaced
     "kubernetes:karpenter.sh/v1:NodePool": {

@@ -651,7 +651,7 @@ def test_needs() -> None:
 @pytest.mark.parametrize(("value", "groups"), [("existing", {"monitoring.coreos.com"}), ("install", set())])
 def test_stated_crds(value: str, groups: set[str]) -> None:
     """`monitoring.prometheusOperatorCrds: existing` states the prometheus-operator CRDs (config/monitoring.py)."""
-    stub = SimpleNamespace(monitoring=SimpleNamespace(prometheusOperatorCrds=value))
+    stub = SimpleNamespace(monitoring=SimpleNamespace(prometheusOperatorCrds=value), fleet=None, fleetStack=None)
     assert stated_crds(cast(StackConfig, stub)) == frozenset(groups)
 
 

@@ -22,7 +22,7 @@ EXPOSED = {
     "GpuOperator": (set(), {"namespace", "releaseName"}),
     "DcgmExporter": ({"host"}, {"namespace", "releaseName", "serviceName"}),
     "NvidiaDraDriver": ({"host", "gpuNodes"}, {"namespace", "releaseName"}),
-    "KueueQueues": ({"gpuNodes", "teams"}, {"namespace", "queues", "flavors"}),
+    "KueueQueues": ({"gpuNodes", "teams"}, {"namespace", "queues", "flavors", "multikueueToken"}),
     "GpuMonitoring": ({"cluster"}, {"scrapeConfig", "prometheusRules", "integration", "gpuCost"}),
     "GkeGpuPlatform": (
         {"cluster", "gcp", "gpuPools"},

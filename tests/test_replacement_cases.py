@@ -86,6 +86,18 @@ def outcomes(type_: str, path: str, kind: str) -> list[tuple[str, dict[str, Any]
             ("reordered", queue("a", "b"), queue("b", "a"), set()),
             *([("quota raised", queue("a"), more_quota, set())] if path == "spec.resourceGroups" else []),
         ]
+    if kind == "R_UNLESS_ID":
+        ident = {"clusterIdentifier": "ml-fleet-us-central1"}
+        return [
+            ("changed, no identifier", *changed, {"replaces"}),
+            ("changed, identifier kept", merged(ident, changed[0]), merged(ident, changed[1]), set()),
+            ("changed, identifier added", changed[0], merged(ident, changed[1]), {"replaces"}),
+        ]
+    if kind == "R_ID":
+        return [
+            ("changed", {"clusterIdentifier": "a"}, {"clusterIdentifier": "b"}, {"replaces"}),
+            ("added", {}, {"clusterIdentifier": "a"}, set()),
+        ]
     if kind == "F_TOPOLOGY":
         on = {"spec": {"topologyName": "t"}}
         old_on, new_on = (merged(on, c) for c in changed)

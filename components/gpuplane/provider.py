@@ -54,7 +54,7 @@ COMPONENTS = [
 ]
 """What the plugin exposes (see provider/__main__.py)."""
 
-SECRET_OUTPUTS = frozenset({"kubeconfig"})
+SECRET_OUTPUTS = frozenset({"kubeconfig", "multikueueToken"})
 """Output properties that hold credentials-bearing documents: marked `secret` in the schema, so every
 language's SDK keeps them secret (the components already return them as secret Outputs)."""
 

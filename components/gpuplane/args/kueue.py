@@ -16,6 +16,8 @@ class KueueTeamArgs(TypedDict):
     """GPU pool -> nominal quota in the pool's resource units (GPUs, MIG slices or shared-GPU slots)."""
     namespace: NotRequired[str]
     """Namespace of the team's LocalQueue; default the team name."""
+    local_queue: NotRequired[str]
+    """Name of the team's LocalQueue (what its jobs name in `kueue.x-k8s.io/queue-name`); default the team name."""
 
 
 class KueueTopologyArgs(TypedDict):
@@ -61,6 +63,13 @@ class KueueQueuesArgs(TypedDict):
     """Tolerations of Kueue's controller (for tainted system nodes)."""
     namespace: NotRequired[str]
     """Namespace of Kueue itself (created here); default `kueue-system`."""
+    frameworks: NotRequired[Sequence[str]]
+    """Kueue's `integrations.frameworks` (e.g. `batch/job`, `pod`, `jobset.x-k8s.io/jobset`); default the chart's
+    list. A MultiKueue manager watches every enabled framework on every worker, whose CRDs must be there."""
+    multikueue_worker: NotRequired[bool]
+    """Let a MultiKueue manager reach this cluster: a ServiceAccount in Kueue's namespace with the role Kueue's
+    setup script gives it (over the job kinds of `frameworks`, which must be the manager's), bound cluster-wide, and
+    its long-lived token Secret (`KueueQueues.multikueue_token`)."""
     cluster: NotRequired[Any]
     """Your cluster object (`pulumi_eks.Cluster`, `aws.eks.Cluster` or `gcp.container.Cluster`): the
     Kubernetes resources go to it through a provider made here (`{name}-k8s`), unless `opts` give one."""

@@ -40,7 +40,7 @@ from ..health.component import validation_checks
 from ..health.repair import agent_configuration, agent_wanted, repair_wanted
 from ..health.summary import health_summary
 from ..k8s.objects import custom_resource, pinned_release
-from ..kueue.stack import kueue_queues
+from ..kueue.stack import kueue_queues, queue_outputs
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nvidia import dcgm, operator
@@ -203,6 +203,7 @@ class EksGpuPlatform(pulumi.ComponentResource):
             **monitoring_outputs(cfg, scrape_target(cfg)),
             **autoscaling_outputs(cfg),
             **storage_outputs(cfg, self.stores),
+            **queue_outputs(cfg, queues, self.cluster.kubeconfig),
         }
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration` (and `autoscaling`)."""
         c = self.cluster

@@ -6,7 +6,7 @@ import ipaddress
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from .base import context_value, shaped
+from .base import context_value, not_ipv4_cidrs, shaped
 from .regions import known_region
 
 _KEY_ID = r"(mrk-[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})"
@@ -104,12 +104,7 @@ class AwsConfig(BaseModel):
                 '["203.0.113.0/24"]; leave endpointPublicAccess unset (or false) for a private endpoint; '
                 '["0.0.0.0/0"] opens it to the internet'
             )
-        bad = []
-        for cidr in v:
-            try:
-                ipaddress.IPv4Network(cidr)
-            except ValueError:
-                bad.append(cidr)
+        bad = not_ipv4_cidrs(v)
         if bad:
             raise ValueError(f"not IPv4 CIDR blocks: {bad}")
         return v

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import re
 import typing
 from collections.abc import Iterable
@@ -41,6 +42,17 @@ def models_in(tp: Any) -> list[type[BaseModel]]:
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return [tp]
     return [m for arg in typing.get_args(tp) for m in models_in(arg)]
+
+
+def not_ipv4_cidrs(values: list[str]) -> list[str]:
+    """The values that are not IPv4 CIDR blocks (host bits zero)."""
+    bad = []
+    for cidr in values:
+        try:
+            ipaddress.IPv4Network(cidr)
+        except ValueError:
+            bad.append(cidr)
+    return bad
 
 
 def repeated(values: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field, ValidationInfo, field_validator
 
 from ..catalog import lookup
-from .base import Model, context_value, shaped, suggest
+from .base import DNS_LABEL, Model, context_value, not_ipv4_cidrs, repeated, shaped, suggest
 from .deployments import FleetDeployments
 from .regions import known_region, known_zones
 
@@ -46,6 +46,57 @@ class FleetRegion(Model):
         return {lookup(k).name: n for k, n in v.items()}  # type: ignore[union-attr]
 
 
+MULTIKUEUE_WORKERS = 20
+"""A MultiKueueConfig lists at most 20 clusters (kueue v0.19.2 kueue.x-k8s.io_multikueueconfigs.yaml maxItems)."""
+
+
+class FleetMultiKueue(Model):
+    """Kueue MultiKueue over a fleet run as a stack per region (docs/queues.md, "MultiKueue across a fleet").
+
+    One region's cluster is the manager, every other region's a worker. Jobs submitted to the manager's LocalQueue
+    `queueName` run on whichever worker's own Kueue admits them."""
+
+    namespaces: list[Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]] = Field(min_length=1)
+    """Namespaces jobs are submitted from: each gets a LocalQueue `queueName` on the manager and on every worker
+    (MultiKueue creates a job's copy in the same namespace and LocalQueue on the worker)."""
+    manager: str | None = None
+    """The region whose cluster is the manager (Kueue does not let it be a worker for itself; its own GPUs take
+    jobs through its LocalQueue `<queueName>-local`); unset: the first region."""
+    queueName: str = Field(default="gpuplane-fleet", pattern=DNS_LABEL, max_length=57)
+    """Name of the LocalQueues jobs name in `kueue.x-k8s.io/queue-name`, and of the manager's ClusterQueue."""
+    managerEgress: list[str] = Field(default_factory=list)
+    """IPv4 CIDR blocks the manager cluster's traffic leaves from (its Cloud NAT's or NAT gateways' public IPs),
+    added to every worker's `gcp.authorizedNetworks` / `aws.publicAccessCidrs`: the manager's Kueue calls each
+    worker's API endpoint, which admits only those lists. Required unless the lists already admit everyone."""
+
+    @field_validator("managerEgress")
+    @classmethod
+    def _cidrs(cls, v: list[str]) -> list[str]:
+        bad = not_ipv4_cidrs(v)
+        if bad:
+            raise ValueError(f"not IPv4 CIDR blocks (host bits zero, e.g. 34.1.2.3/32): {bad}")
+        dupes = repeated(v)
+        if dupes:
+            raise ValueError(f"CIDR blocks must not repeat (repeated: {', '.join(dupes)})")
+        return v
+
+    @field_validator("manager")
+    @classmethod
+    def _a_fleet_region(cls, v: str | None, info: ValidationInfo) -> str | None:
+        regions = context_value(info, "fleet_regions")
+        if v is not None and isinstance(regions, list) and v not in regions:
+            raise ValueError(f"{v!r} is not a region of the fleet{suggest(v, regions)}")
+        return v
+
+    @field_validator("namespaces")
+    @classmethod
+    def _unique_namespaces(cls, v: list[str]) -> list[str]:
+        dupes = repeated(v)
+        if dupes:
+            raise ValueError(f"namespaces must be unique (repeated: {', '.join(dupes)})")
+        return v
+
+
 class FleetConfig(Model):
     """One cluster per region; pool sizes per region, or totals spread over the regions within quota."""
 
@@ -57,6 +108,9 @@ class FleetConfig(Model):
     """The region stacks' Pulumi Deployments settings when the fleet runs as a stack per region
     (`gpuplane:fleetStack`), declared by the central stack through `pulumi-pulumiservice` (docs/fleets.md, "Pulumi
     Deployments as code"); unset, none."""
+    multikueue: FleetMultiKueue | None = None
+    """Kueue MultiKueue across the region stacks: jobs submitted on the manager region's cluster go to the worker
+    regions' GPUs (docs/queues.md); needs a stack per region (`gpuplane:fleetStack`). Unset, none."""
 
     @field_validator("totals", mode="before")
     @classmethod
@@ -76,6 +130,13 @@ class FleetConfig(Model):
         if len(set(names)) != len(names):
             raise ValueError("regions must not repeat")
         return v
+
+    @property
+    def multikueue_manager(self) -> str | None:
+        """The MultiKueue manager's region (None without `multikueue`)."""
+        if self.multikueue is None:
+            return None
+        return self.multikueue.manager or self.regions[0].region
 
 
 class PriceConfig(Model):

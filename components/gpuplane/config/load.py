@@ -104,6 +104,7 @@ def parse_config(raw: Mapping[str, Any], unknown: Collection[str] = ()) -> Stack
         "integrations": platform.integrations if platform else None,
         "platform": platform,
         "pool_names": _pool_names(pools),
+        "fleet_regions": _fleet_regions(raw.get("fleet")),
         "allow_unlisted_regions": raw.get(OPT_IN) is True,
         "unknown": frozenset(unknown),
     }
@@ -135,6 +136,16 @@ LAYOUT_INPUTS = ("platform", "cluster", "gcp", "aws", "gpuPools", "fleet", "gpuA
 
 _POOL_NAME: TypeAdapter[str] = TypeAdapter(Annotated[str, *GpuPool.model_fields["name"].metadata])
 """A pool name as `gpuPools[].name` accepts it (pattern and length)."""
+
+
+def _fleet_regions(fleet: Any) -> list[str] | None:
+    """The fleet's region names for `fleet.multikueue.manager`, or None when they are not all plain strings."""
+    regions = fleet.get("regions") if isinstance(fleet, dict) else None
+    if not isinstance(regions, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("region"), str) for r in regions
+    ):
+        return None
+    return [r["region"] for r in regions]
 
 
 def _pool_names(pools: Any) -> list[str] | None:

@@ -6,6 +6,8 @@ pool names read them from the validation context, so each bad reference is named
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from pydantic import Field, ValidationInfo, field_validator
 
 from .base import DNS_LABEL, DURATION, Model, context_value, repeated, shaped, suggest
@@ -15,6 +17,30 @@ DNS_SUBDOMAIN = shaped(
     "must be a DNS subdomain: lowercase letters, digits, '-' and '.', e.g. ml or ml.research",
 )
 """Kueue object names (ClusterQueue, Cohort): the CRDs' pattern (kueue.x-k8s.io_clusterqueues.yaml cohortName)."""
+
+
+KueueFramework = Literal[
+    "batch/job",
+    "pod",
+    "deployment",
+    "statefulset",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/mpijob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "workload.codeflare.dev/appwrapper",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+    "sparkoperator.k8s.io/sparkapplication",
+]
+"""Kueue v0.19.2's integrations (pkg/controller/jobs/*: each controller's `FrameworkName`)."""
+KUEUE_FRAMEWORKS: tuple[str, ...] = get_args(KueueFramework)
 
 
 def _unknown_pools(names: list[str], info: ValidationInfo) -> list[str]:
@@ -38,6 +64,8 @@ class Team(Model):
     """Team name: the ClusterQueue's and the LocalQueue's name (`kueue.x-k8s.io/queue-name` of its jobs)."""
     namespace: str | None = Field(default=None, pattern=DNS_LABEL, max_length=63)
     """Namespace of the team's LocalQueue (and its jobs); unset: the team name."""
+    localQueue: str | None = Field(default=None, pattern=DNS_LABEL, max_length=63)
+    """Name of the team's LocalQueue (what its jobs name in `kueue.x-k8s.io/queue-name`); unset: the team name."""
     quota: dict[str, int] = Field(min_length=1)
     """GPU pool -> nominal quota in the pool's resource units (GPUs, MIG slices or shared-GPU slots)."""
 
@@ -56,6 +84,10 @@ class Team(Model):
     def queue_namespace(self) -> str:
         return self.namespace or self.name
 
+    @property
+    def local_queue(self) -> str:
+        return self.localQueue or self.name
+
 
 class QueuesConfig(Model):
     """Kueue job queues: whole jobs are admitted within the pools' GPU ceilings, or wait."""
@@ -73,6 +105,14 @@ class QueuesConfig(Model):
     is evicted and requeued, so a job never holds part of its GPUs."""
     topology: bool = True
     """Topology-aware scheduling on pools whose machines carry the cloud's topology labels."""
+    frameworks: list[KueueFramework] | None = None
+    """Kueue's integrations (`integrations.frameworks`, the names of kueue v0.19.2 pkg/controller/jobs
+    `FrameworkName`); unset: the chart's list. A MultiKueue fleet sets batch/job, pod, deployment, statefulset on every
+    region: a manager watches each enabled framework on every worker, whose CRD must be there."""
+    multikueueWorker: bool = False
+    """Let a Kueue MultiKueue manager elsewhere dispatch jobs here: a ServiceAccount with the role Kueue's setup
+    script gives, its token, and the stack output `multikueueKubeconfig` (secret) for the manager's
+    MultiKueueCluster. A fleet's `fleet.multikueue` sets it on every worker region (docs/queues.md)."""
 
     @field_validator("teams")
     @classmethod

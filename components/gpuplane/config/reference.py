@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
-from typing import Any
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -12,9 +15,21 @@ from .base import models_in
 from .model import StackConfig
 
 
+def _plain(tp: Any) -> Any:
+    """`tp` without `Annotated` metadata at any depth (`list[Annotated[str, ...]]` -> `list[str]`)."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Annotated:
+        return _plain(args[0])
+    if origin in (list, dict, tuple, set) and args:
+        return origin[tuple(_plain(a) for a in args)]
+    if origin in (Union, types.UnionType):
+        return functools.reduce(operator.or_, (_plain(a) for a in args))
+    return tp
+
+
 def _type(tp: Any) -> str:
     """A field's type as users read it: class names without their module (`list[GpuPool]`)."""
-    text = str(tp).replace("typing.", "").replace("<class '", "").replace("'>", "")
+    text = str(_plain(tp)).replace("typing.", "").replace("<class '", "").replace("'>", "")
     return re.sub(r"\b(?:gpuplane\.config\.)?[a-z_]+\.(?=[A-Z])", "", text)
 
 

@@ -104,8 +104,9 @@ class PartReport:
 def plan_part(project: str, part: FleetStack, lifecycle: bool = True) -> PartReport:
     """Plan one part offline (in whichever process calls it): resources, deploy checks and lifecycle failures."""
     from ..config import ConfigError
+    from ..config.load import parse_flat
     from ..plan import plan_stack
-    from ..plan.deploy import check
+    from ..plan.deploy import check, stated_crds
     from ..plan.routine import check_stack
 
     started = time.perf_counter()
@@ -114,7 +115,8 @@ def plan_part(project: str, part: FleetStack, lifecycle: bool = True) -> PartRep
     try:
         plan = plan_stack(sf)
         report.resources = sum(1 for r in plan.resources if r.custom)
-        report.violations = [f"[{v.rule}] {v.urn}: {v.message}" for v in check(plan)]
+        crds = stated_crds(parse_flat(sf.flat_config()))
+        report.violations = [f"[{v.rule}] {v.urn}: {v.message}" for v in check(plan, crds)]
         report.outputs = dict(plan.outputs)
         if lifecycle and part.region is not None:  # the central part has no cloud resources of its own
             report.lifecycle_checked = True

@@ -32,7 +32,7 @@ from ..config.model import ClusterConfig, StackConfig
 from ..health.component import validation_checks
 from ..health.summary import health_summary
 from ..k8s.objects import custom_resource
-from ..kueue.stack import kueue_queues
+from ..kueue.stack import kueue_queues, queue_outputs
 from ..monitoring.standalone import DEVICE_PLUGIN
 from ..monitoring.wiring import monitoring_outputs
 from ..resources.lifecycle import keep_options
@@ -170,7 +170,11 @@ class GkeAutopilotPlatform(pulumi.ComponentResource):
         # Autopilot runs the Cloud Storage FUSE CSI driver already (GKE: on by default on Autopilot from 1.24)
         on_both = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s_provider, "gcp": provider})
         self.stores = model_stores(name, cfg, on_both, after=[*spaces, *([queues] if queues else [])])
-        self.outputs = {**monitoring_outputs(cfg, DEVICE_PLUGIN), **storage_outputs(cfg, self.stores)}
+        self.outputs = {
+            **monitoring_outputs(cfg, DEVICE_PLUGIN),
+            **storage_outputs(cfg, self.stores),
+            **queue_outputs(cfg, queues, self.kubeconfig),
+        }
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration`."""
         self.scrape_config = pulumi.Output.from_input(self.outputs["scrapeConfig"])
         self.prometheus_rules = pulumi.Output.from_input(self.outputs["prometheusRules"])

@@ -38,7 +38,7 @@ from ..config.model import StackConfig
 from ..health.component import validation_checks
 from ..health.summary import health_summary
 from ..k8s.objects import custom_resource
-from ..kueue.stack import kueue_queues
+from ..kueue.stack import kueue_queues, queue_outputs
 from ..monitoring.scrape import ScrapeTarget
 from ..monitoring.wiring import gpu_monitoring, monitoring_outputs
 from ..nvidia import dcgm
@@ -258,6 +258,7 @@ class GkeGpuPlatform(pulumi.ComponentResource):
             **monitoring_outputs(cfg, scrape_target(cfg)),
             **autoscaling_outputs(cfg),
             **storage_outputs(cfg, self.stores),
+            **queue_outputs(cfg, queues, self.cluster.kubeconfig),
         }
         """Monitoring stack outputs: `scrapeConfig`, `prometheusRules`, `monitoringIntegration` (and `autoscaling`)."""
         self.cluster_name = self.cluster.cluster_name

@@ -76,18 +76,25 @@ def custom_resource(
     )
 
 
-def exec_kubeconfig(context: str, server: str, ca_data: str, exec_: Mapping[str, Any]) -> str:
-    """A one-cluster kubeconfig whose user gets its token from an exec credential plugin (`exec_`: its
-    `command`, `args`, ...; `client.authentication.k8s.io/v1beta1`), never a static token."""
+def one_cluster_kubeconfig(context: str, server: str, ca_data: str, user: Mapping[str, Any]) -> str:
+    """A kubeconfig with one cluster, one user (`user`: its credentials) and one context, all named `context`."""
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": context, "cluster": {"server": server, "certificate-authority-data": ca_data}}],
-        "users": [{"name": context, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", **exec_}}}],
+        "users": [{"name": context, "user": dict(user)}],
         "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
         "current-context": context,
     }
     return yamltext.dump(doc, sort_keys=False)
+
+
+def exec_kubeconfig(context: str, server: str, ca_data: str, exec_: Mapping[str, Any]) -> str:
+    """A one-cluster kubeconfig whose user gets its token from an exec credential plugin (`exec_`: its
+    `command`, `args`, ...; `client.authentication.k8s.io/v1beta1`), never a static token."""
+    return one_cluster_kubeconfig(
+        context, server, ca_data, {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", **exec_}}
+    )
 
 
 def job_timeouts(job: Mapping[str, Any]) -> pulumi.CustomTimeouts:

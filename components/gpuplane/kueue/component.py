@@ -1,6 +1,7 @@
 """`KueueQueues`: the pinned Kueue chart on the system nodes, and the queues that admit whole jobs within
 the GPU pools' quota (ResourceFlavors, ClusterQueues, LocalQueues, and on GKE the DWS admission check)."""
 
+import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,9 +11,11 @@ import pulumi_kubernetes as k8s
 from ..args.checks import ArgsError, shape_problems
 from ..args.inputs import GpuNodes
 from ..args.kueue import KueueQueuesArgs, KueueTeamArgs
+from ..config.queues import KUEUE_FRAMEWORKS
 from ..k8s.clusters import adopt_kubernetes_provider, cluster_problems
 from ..k8s.objects import custom_resource, namespace_manifest, pinned_release
 from ..scheduling.claims import serves
+from . import multikueue_worker as mkw
 from . import render as r
 
 RELEASE = "kueue"
@@ -53,6 +56,8 @@ def arg_problems(args: KueueQueuesArgs) -> list[tuple[str, str]]:
         problems.append(("teams", "at least one team"))
     names = [t["name"] for t in teams]
     problems += [("teams", f"team {n!r} appears twice") for n in sorted({n for n in names if names.count(n) > 1})]
+    queues = [f"{r.namespace_of(t)}/{r.local_queue_of(t)}" for t in teams]
+    problems += [("teams", f"LocalQueue {q} appears twice") for q in sorted({q for q in queues if queues.count(q) > 1})]
     for i, t in enumerate(teams):
         bad = [p for p in t["quota"] if p not in pools]
         if bad:
@@ -61,6 +66,9 @@ def arg_problems(args: KueueQueuesArgs) -> list[tuple[str, str]]:
         bad = [p for p in args.get(key) or [] if p not in pools]
         if bad:
             problems.append((key, f"no pool {bad} in gpu_nodes"))
+    unknown = [f for f in args.get("frameworks") or [] if f not in KUEUE_FRAMEWORKS]
+    if unknown:
+        problems.append(("frameworks", f"not Kueue integrations: {unknown} (known: {', '.join(KUEUE_FRAMEWORKS)})"))
     topo = args.get("topology")
     if topo is not None and [p for p in topo["pools"] if p not in pools]:
         problems.append(("topology.pools", f"no pool {[p for p in topo['pools'] if p not in pools]} in gpu_nodes"))
@@ -84,6 +92,9 @@ class KueueQueues(pulumi.ComponentResource):
     """Team -> `namespace/name` of its LocalQueue (what jobs name in `kueue.x-k8s.io/queue-name`)."""
     flavors: dict[str, str]
     """Pool -> the name of its ResourceFlavor (a flavor on a topology carries a digest of its immutable fields)."""
+    multikueue_token: pulumi.Output[str] | None
+    """With `multikueue_worker`: the worker ServiceAccount's token (secret), for a MultiKueue manager's kubeconfig
+    (`gpuplane.kueue.multikueue_worker.worker_kubeconfig`); else None."""
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """Raises `ArgsError` (a `ConfigError`) naming every bad argument before registering anything."""
@@ -104,6 +115,7 @@ class KueueQueues(pulumi.ComponentResource):
             args.get("node_selector") or {},
             args.get("tolerations") or (),
             dra=any(serves(n) for n in args["gpu_nodes"]),
+            frameworks=args.get("frameworks"),
         )
         release = pinned_release(
             f"{name}-release", "kueue", RELEASE, namespace, values, pulumi.ResourceOptions(parent=self, depends_on=[ns])
@@ -112,7 +124,8 @@ class KueueQueues(pulumi.ComponentResource):
         planned = objects(args)
         for obj in planned:
             kind, md = obj["kind"], obj["metadata"]
-            res_name = f"{name}-{ROLES[kind]}-{md['name']}"
+            # a LocalQueue is named after its team's ClusterQueue: teams may share a LocalQueue name
+            res_name = f"{name}-{ROLES[kind]}-{obj['spec']['clusterQueue'] if kind == 'LocalQueue' else md['name']}"
             if kind == "Namespace":
                 made[kind, md["name"]] = k8s.core.v1.Namespace(
                     res_name, metadata=md, opts=pulumi.ResourceOptions(parent=self)
@@ -122,10 +135,51 @@ class KueueQueues(pulumi.ComponentResource):
             made[kind, md["name"]] = custom_resource(
                 res_name, obj, pulumi.ResourceOptions(parent=self, depends_on=deps)
             )
+        self.multikueue_token = (
+            worker_access(name, namespace, frameworks_of(args), pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+            if args.get("multikueue_worker")
+            else None
+        )
         self.namespace = ns.metadata.name
-        self.queues = {t["name"]: f"{r.namespace_of(t)}/{t['name']}" for t in args["teams"]}
+        self.queues = {t["name"]: f"{r.namespace_of(t)}/{r.local_queue_of(t)}" for t in args["teams"]}
         self.flavors = r.flavor_names([o for o in planned if o["kind"] == "ResourceFlavor"])
         self.register_outputs({"namespace": self.namespace, "queues": self.queues, "flavors": self.flavors})
+
+
+def frameworks_of(args: KueueQueuesArgs) -> list[str]:
+    """Kueue's enabled frameworks: `frameworks`, else the chart's."""
+    given = args.get("frameworks")
+    return list(given) if given is not None else list(r.CHART_CONFIG["integrations"]["frameworks"])
+
+
+def worker_access(
+    name: str, namespace: str, frameworks: Sequence[str], opts: pulumi.ResourceOptions
+) -> pulumi.Output[str]:
+    """The worker's ServiceAccount, ClusterRole, binding and token Secret (`multikueue_worker.worker_objects`); the
+    token, secret. pulumi-kubernetes waits until the token controller has filled a service-account-token Secret's
+    `data` (provider/pkg/await/awaiters.go `untilCoreV1SecretInitialized`), so `data.token` is there on create."""
+    account, role, binding, token = mkw.worker_objects(frameworks, namespace)
+    sa = k8s.core.v1.ServiceAccount(f"{name}-mk-account", metadata=account["metadata"], opts=opts)
+    cluster_role = k8s.rbac.v1.ClusterRole(
+        f"{name}-mk-role",
+        metadata=role["metadata"],
+        rules=role["rules"],
+        opts=pulumi.ResourceOptions(parent=opts.parent),
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        f"{name}-mk-binding",
+        metadata=binding["metadata"],
+        role_ref=binding["roleRef"],
+        subjects=binding["subjects"],
+        opts=pulumi.ResourceOptions(parent=opts.parent, depends_on=[sa, cluster_role]),
+    )
+    secret = k8s.core.v1.Secret(
+        f"{name}-mk-token",
+        metadata=token["metadata"],
+        type=token["type"],
+        opts=pulumi.ResourceOptions(parent=opts.parent, depends_on=[sa], additional_secret_outputs=["data"]),
+    )
+    return pulumi.Output.secret(secret.data.apply(lambda data: base64.b64decode(data["token"]).decode()))
 
 
 ROLES = {

@@ -169,8 +169,12 @@ def cluster_queue(
     return {**meta("ClusterQueue", team["name"]), "spec": spec}
 
 
+def local_queue_of(team: KueueTeamArgs) -> str:
+    return team.get("local_queue") or team["name"]
+
+
 def local_queue(team: KueueTeamArgs) -> dict[str, Any]:
-    return {**meta("LocalQueue", team["name"], namespace_of(team)), "spec": {"clusterQueue": team["name"]}}
+    return {**meta("LocalQueue", local_queue_of(team), namespace_of(team)), "spec": {"clusterQueue": team["name"]}}
 
 
 def overcommitted(teams: Sequence[KueueTeamArgs], ceilings: Mapping[str, int]) -> dict[str, tuple[int, int]]:
@@ -242,21 +246,35 @@ device-plugin pool's; MIG devices and ComputeDomain channels get names of their 
 covers, so `quotaCheckStrategy: IgnoreUndeclared` lets them through unchecked."""
 
 
-def manager_config(pods_ready_timeout: str, dra: bool = False) -> dict[str, Any]:
+MULTIKUEUE_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset")
+"""The frameworks of a MultiKueue fleet's Kueue, manager and workers alike: kueue v0.19.2
+test/e2e/config/multikueue/baseline/controller_manager_config.yaml. A manager watches every enabled framework with a
+MultiKueue adapter on every worker, and one watch that fails (no CRD there, or RBAC) fails the whole connection
+(pkg/controller/admissionchecks/multikueue/multikueuecluster.go; extended-shard-0's config: "The MultiKueue remote
+client requires every enabled framework to have its CRDs installed on every worker cluster"). These need no CRD."""
+
+
+def manager_config(
+    pods_ready_timeout: str, dra: bool = False, frameworks: Sequence[str] | None = None
+) -> dict[str, Any]:
     """The chart's configuration plus gang admission and GPU-only quota:
     - `waitForPodsReady`: an admitted workload whose pods are not all ready within `timeout` is evicted
       and requeued (apis/config/v1beta2 configuration_types.go `WaitForPodsReady`);
     - `resources.quotaCheckStrategy: IgnoreUndeclared`: only resources a ClusterQueue covers (the GPUs)
       count against quota, so CPU and memory requests need no quota (`QuotaCheckIgnoreUndeclared`,
-      feature gate QuotaCheckStrategy, beta and on by default in 0.19: pkg/features/kube_features.go)."""
+      feature gate QuotaCheckStrategy, beta and on by default in 0.19: pkg/features/kube_features.go);
+    - `integrations.frameworks`: `frameworks` where given, else the chart's."""
     resources: dict[str, Any] = {"quotaCheckStrategy": "IgnoreUndeclared"}
     if dra:
         resources["deviceClassMappings"] = [dict(m) for m in DRA_MAPPINGS]
-    return {
+    out = {
         **CHART_CONFIG,
         "waitForPodsReady": {"timeout": pods_ready_timeout, "blockAdmission": False},
         "resources": resources,
     }
+    if frameworks is not None:
+        out["integrations"] = {"frameworks": list(frameworks)}
+    return out
 
 
 def chart_values(
@@ -264,15 +282,18 @@ def chart_values(
     node_selector: Mapping[str, str],
     tolerations: Sequence[Mapping[str, str]] = (),
     dra: bool = False,
+    frameworks: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Values of the kueue chart: the released image, the controller on the system nodes, the config (with
-    `dra`: DRA GPU claims counted as `nvidia.com/gpu`)."""
+    `dra`: DRA GPU claims counted as `nvidia.com/gpu`; `frameworks`: Kueue's integrations, default the chart's)."""
     manager: dict[str, Any] = {"nodeSelector": dict(node_selector)}
     if tolerations:
         manager["tolerations"] = [dict(t) for t in tolerations]
     return {
         "controllerManager": {**manager, "manager": {"image": dict(IMAGE)}},
         "managerConfig": {
-            "controllerManagerConfigYaml": yamltext.dump(manager_config(pods_ready_timeout, dra), sort_keys=False)
+            "controllerManagerConfigYaml": yamltext.dump(
+                manager_config(pods_ready_timeout, dra, frameworks), sort_keys=False
+            )
         },
     }

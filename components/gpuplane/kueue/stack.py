@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pulumi
+
 from ..args.kueue import KueueQueuesArgs, KueueTeamArgs, KueueTopologyArgs
 from ..catalog.topology import labelled
 from ..config import ConfigError
@@ -73,6 +75,8 @@ def kueue_args(cfg: StackConfig) -> KueueQueuesArgs:
         team = KueueTeamArgs(name=t.name, quota=dict(t.quota))
         if t.namespace:
             team["namespace"] = t.namespace
+        if t.localQueue:
+            team["local_queue"] = t.localQueue
         teams.append(team)
     system = cfg.platform_spec.system_pods
     args = KueueQueuesArgs(
@@ -88,6 +92,10 @@ def kueue_args(cfg: StackConfig) -> KueueQueuesArgs:
     )
     if q.cohort is not None:
         args["cohort"] = q.cohort
+    if q.frameworks is not None:
+        args["frameworks"] = list(q.frameworks)
+    if q.multikueueWorker:
+        args["multikueue_worker"] = True
     seconds = queued_run_seconds(cfg)
     if seconds is not None:
         args["queued_max_run_seconds"] = seconds
@@ -145,6 +153,18 @@ def team_of(cfg: StackConfig, team: str) -> KueueTeamArgs:
         if t["name"] == team:
             return t
     raise ConfigError([("queue", f"no team {team!r} (teams: {', '.join(t.name for t in q.teams)})")])
+
+
+def queue_outputs(cfg: StackConfig, queues: Any, kubeconfig: Any) -> dict[str, Any]:
+    """The stack output `multikueueKubeconfig` (secret) of a MultiKueue worker (`queues.multikueueWorker`): the
+    cluster's server and CA with the worker account's token, as a manager's Kueue accepts it."""
+    token = getattr(queues, "multikueue_token", None)
+    if token is None:
+        return {}
+    from .multikueue_worker import worker_kubeconfig
+
+    text = pulumi.Output.all(kubeconfig, token).apply(lambda a: worker_kubeconfig(a[0], str(a[1]), cfg.cluster.name))
+    return {"multikueueKubeconfig": pulumi.Output.secret(text)}
 
 
 def kueue_queues(name: str, cfg: StackConfig, opts: Any) -> Any:

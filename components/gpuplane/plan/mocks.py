@@ -127,7 +127,25 @@ def _k8s_object(a: pulumi.runtime.MockResourceArgs) -> State:
     meta["uid"] = str(digest(a.typ, a.name)[:32])
     meta["resourceVersion"] = "1"
     i["metadata"] = meta
+    if a.typ == "kubernetes:core/v1:Secret" and i.get("type") == SERVICE_ACCOUNT_TOKEN:
+        i["data"] = _token_data(str(meta.get("namespace") or "default"), a.name)
     return i
+
+
+SERVICE_ACCOUNT_TOKEN = "kubernetes.io/service-account-token"
+
+
+def _token_data(namespace: str, name: str) -> dict[str, str]:
+    """What the token controller writes into a service-account-token Secret, base64-encoded: `token`, `ca.crt`,
+    `namespace` (kubernetes pkg/controller/serviceaccount/tokens_controller.go; pulumi-kubernetes returns the Secret
+    once `data` is filled: provider/pkg/await/awaiters.go `untilCoreV1SecretInitialized`). The token is a fake JWT."""
+
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    token = ".".join(b64(part).rstrip("=") for part in ('{"alg":"RS256"}', f'{{"sub":"{name}"}}', digest(name)[:16]))
+    ca = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+    return {"token": b64(token), "ca.crt": b64(ca), "namespace": b64(namespace)}
 
 
 OUTPUTS: Mapping[str, Callable[[pulumi.runtime.MockResourceArgs], State]] = {

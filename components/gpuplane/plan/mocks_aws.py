@@ -97,17 +97,21 @@ def _eks_cluster(region: str) -> Callable[[pulumi.runtime.MockResourceArgs], Sta
         oidc_id = digest(name)[:32].upper()
         issuer = f"oidc.eks.{region}.amazonaws.com/id/{oidc_id}"
         endpoint = f"https://{oidc_id}.gr7.{region}.eks.amazonaws.com"
+        # pulumi-eks nodejs/eks/cluster/cluster.ts generateKubeconfig: cluster `kubernetes`, context and user `aws`
         kubeconfig = {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
-                {"name": name, "cluster": {"server": endpoint, "certificate-authority-data": "LS0tLS1CRUdJTi0tLS0t"}}
+                {
+                    "name": "kubernetes",
+                    "cluster": {"server": endpoint, "certificate-authority-data": "LS0tLS1CRUdJTi0tLS0t"},
+                }
             ],
-            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-            "current-context": name,
+            "contexts": [{"name": "aws", "context": {"cluster": "kubernetes", "user": "aws"}}],
+            "current-context": "aws",
             "users": [
                 {
-                    "name": name,
+                    "name": "aws",
                     "user": {
                         "exec": {
                             "apiVersion": "client.authentication.k8s.io/v1beta1",

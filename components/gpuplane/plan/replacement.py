@@ -62,6 +62,9 @@ class Rule:
     """Only when the stored object has this path (a transition rule guarded by `has(oldSelf.x)`)."""
     when_gone: str = ""
     """Only when a value the stored object has at this path (`*` for any key or index) is gone from the new one."""
+    unless_kept: str = ""
+    """Not when the stored and the new inputs both have this path, with the same value (pulumi-kubernetes replaces a
+    provider only when its `clusterIdentifier` changes, once one is set)."""
 
     def matches(self, path: str) -> bool:
         return re.match("^" + _regex(self.path) + ("$" if self.exact else r"(?:$|[.\[])"), path) is not None
@@ -78,7 +81,8 @@ def _rule(raw: RawRule) -> Rule:
     target = next((f.removeprefix("target=") for f in flags if f.startswith("target=")), "")
     old_has = next((f.removeprefix("old_has=") for f in flags if f.startswith("old_has=")), "")
     gone = next((f.removeprefix("when_gone=") for f in flags if f.startswith("when_gone=")), "")
-    return Rule(path, Effect(effect), why, source, "exact" in opts, "when_removed" in opts, target, old_has, gone)
+    kept = next((f.removeprefix("unless_kept=") for f in flags if f.startswith("unless_kept=")), "")
+    return Rule(path, Effect(effect), why, source, "exact" in opts, "when_removed" in opts, target, old_has, gone, kept)
 
 
 RULES: Mapping[str, tuple[Rule, ...]] = MappingProxyType({t: tuple(_rule(r) for r in rs) for t, rs in TABLE.items()})
@@ -197,6 +201,7 @@ def classify(
         ]
         hits = [r for r in hits if not r.old_has or (old is not None and _present(old, r.old_has))]
         hits = [r for r in hits if not r.when_gone or _gone(r.when_gone, old, new)]
+        hits = [r for r in hits if not r.unless_kept or not _kept(r.unless_kept, old, new)]
         if any(covers(c, p) for c in roc):
             out[p] = Finding(p, Effect.REPLACES, "replaceOnChanges set on the resource", "pulumi resource option")
         elif hits:
@@ -205,6 +210,20 @@ def classify(
     if any(f.replaces_self for f in out.values()):  # a new object: no transition for the API server to refuse
         out = {p: f for p, f in out.items() if f.effect is not Effect.REFUSED}
     return out
+
+
+def _kept(path: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    """Both have `path`, with the same value."""
+    if old is None or new is None or not (_present(old, path) and _present(new, path)):
+        return False
+    keys = path.split(".")
+    return bool(_at(old, keys) == _at(new, keys))
+
+
+def _at(tree: Any, keys: list[str]) -> Any:
+    for key in keys:
+        tree = tree[key]
+    return tree
 
 
 _RANK = {Effect.REPLACES: 0, Effect.REFUSED: 1, Effect.DISRUPTS: 2, Effect.REQUEUES: 3}

@@ -121,14 +121,26 @@ KUBERNETES: Mapping[str, list[RawRule]] = MappingProxyType(
         ],
         # Conservative: pulumi-kubernetes replaces the provider only when the kubeconfig's active cluster differs
         # (DiffConfig getActiveClusterFromConfig); a path diff cannot tell, so any change is taken as replacing.
+        # Once `clusterIdentifier` is set, only a new identifier replaces it (DiffConfig: "we ignore replacements when
+        # the identifier is unchanged"; adding one replaces nothing by itself).
         "pulumi:providers:kubernetes": [
+            *(
+                (
+                    k,
+                    R,
+                    "a different active cluster replaces the provider and every object it manages",
+                    "pulumi/pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig getActiveClusterFromConfig",
+                    "unless_kept=clusterIdentifier",
+                )
+                for k in ("kubeconfig", "context", "cluster")
+            ),
             (
-                k,
+                "clusterIdentifier",
                 R,
-                "a different active cluster replaces the provider and every object it manages",
-                "pulumi/pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig getActiveClusterFromConfig",
-            )
-            for k in ("kubeconfig", "context", "cluster")
+                "a new cluster identifier replaces the provider and every object it manages",
+                "pulumi/pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig clusterIdentifierKey",
+                "old_has=clusterIdentifier",
+            ),
         ],
         "kubernetes:karpenter.sh/v1:NodePool": [
             ("spec.template", D, "existing nodes drift and Karpenter replaces them", KARPENTER_DRIFT),

@@ -20,6 +20,7 @@ from ..config.base import suggest
 from ..config.model import GpuPool, StackConfig
 from ..monitoring.scrape import fleet_scrape_yaml
 from ..monitoring.wiring import fleet_rules
+from .multikueue import multikueue_problems, region_queues, worker_endpoint
 
 Loc = tuple[int | str, ...]
 UNLIMITED = 10**9
@@ -131,7 +132,7 @@ def fleet_problems(cfg: StackConfig) -> list[tuple[Loc, str]]:
                     f"{r.region} gets no GPUs (earlier regions hold every total); remove it",
                 )
             )
-    return problems
+    return problems + multikueue_problems(cfg)
 
 
 def where_offered(cloud: str, pool: GpuPool) -> list[str]:
@@ -205,6 +206,9 @@ def region_configs(cfg: StackConfig) -> list[tuple[str, StackConfig]]:
             update["gcp"] = cfg.gcp.model_copy(update={"region": r.region, "zones": zones})
         if cfg.aws is not None:
             update["aws"] = cfg.aws.model_copy(update={"region": r.region})
+        if cfg.fleet.multikueue is not None:  # Kueue on every region, the workers reachable by the manager
+            update["queues"] = region_queues(cfg, r.region, pools)
+            update.update(worker_endpoint(cfg, r.region, update))
         out.append((r.region, cfg.model_copy(update=update)))
     # a region's own stack (`fleetStack`: docs/fleets.md) is that region alone; the central one sees them all
     return [(r, c) for r, c in out if cfg.fleetStack in (None, "central", r)]

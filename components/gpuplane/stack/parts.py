@@ -18,7 +18,7 @@ from ..monitoring.wiring import fleet_rules
 from .fleet import region_configs
 
 CENTRAL = "central"
-READS = ("clusterName", "kubeconfig", "scrapeConfig", "prometheusRules")
+READS = ("clusterName", "kubeconfig", "scrapeConfig", "prometheusRules", "multikueueKubeconfig")
 """The region stacks' outputs the central part reads."""
 DEFAULT_ORGANIZATION = "organization"
 """What the engine calls the organization of a self-managed backend's stacks (and gpuplane's offline plans)."""
@@ -74,7 +74,18 @@ def central_part(cfg: StackConfig) -> dict[str, object]:
         deployment_resources(
             f"{cfg.cluster.name}-deployments", cfg, pulumi.get_project(), stacks, pulumi.ResourceOptions()
         )
+    queues = {}
+    if cfg.fleet.multikueue is not None:  # the manager's MultiKueue, reaching each worker through its stack's output
+        from .multikueue import manager, manager_region, worker_regions
+
+        head = str(manager_region(cfg))
+        workers = {r: refs[r].require_output("multikueueKubeconfig") for r in worker_regions(cfg)}
+        region_cfgs = dict(region_configs(cfg))
+        queues = {
+            "multikueue": manager(cfg.cluster.name, cfg, region_cfgs, refs[head].require_output("kubeconfig"), workers)
+        }
     return {
+        **queues,
         "platform": cfg.platform,
         "regions": regions,
         "stacks": stacks,
@@ -86,7 +97,10 @@ def central_part(cfg: StackConfig) -> dict[str, object]:
 
 
 def references_for_central(
-    project: str, fleet_stack: str, outputs: Mapping[str, Mapping[str, Any]], secret: Sequence[str] = ("kubeconfig",)
+    project: str,
+    fleet_stack: str,
+    outputs: Mapping[str, Mapping[str, Any]],
+    secret: Sequence[str] = ("kubeconfig", "multikueueKubeconfig"),
 ) -> dict[str, dict[str, Any]]:
     """`gpuplane:stackReferences` for an offline plan of the central part: region -> the plan's stack outputs the
     central part reads (`READS`: the rest would only weigh on the plan), keyed by the reference name the program

@@ -28,6 +28,12 @@ def builder_for(cfg: StackConfig) -> Callable[..., dict[str, object]]:
     return fn
 
 
+MULTIKUEUE_NEEDS_PARTS = (
+    "needs the fleet run as a stack per region (gpuplane:fleetStack; `gpuplane fleet stacks` writes them): the "
+    "manager reaches each worker through its region stack's multikueueKubeconfig output"
+)
+
+
 def main() -> None:
     """Read the stack's `gpuplane:` config, build the platform (or a fleet of it) and export its outputs."""
     cfg = from_pulumi()  # raises ConfigError (a pulumi.RunError) before anything is registered
@@ -38,6 +44,9 @@ def main() -> None:
         outputs = central_part(cfg) if cfg.fleetStack == CENTRAL else region_part(cfg, builder)
     elif cfg.fleet is not None:
         from .fleet import build as build_fleet
+
+        if cfg.fleet.multikueue is not None:
+            raise ConfigError([("gpuplane:fleet.multikueue", MULTIKUEUE_NEEDS_PARTS)])
 
         outputs = build_fleet(cfg, cfg.platform_spec.builder)
     else:

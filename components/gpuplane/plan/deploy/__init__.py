@@ -380,10 +380,16 @@ def check(plan: Plan, existing_crds: Collection[str] = (), rerun: bool = True) -
 
 def stated_crds(cfg: StackConfig) -> frozenset[str]:
     """API groups the stack's config states the cluster already has (so nothing installs them):
-    `monitoring.prometheusOperatorCrds: existing` states the prometheus-operator CRDs."""
+    `monitoring.prometheusOperatorCrds: existing` states the prometheus-operator CRDs; a fleet's central stack with
+    `fleet.multikueue` states Kueue's (the manager region's stack installs them)."""
+    stated = set()
     if cfg.monitoring.prometheusOperatorCrds == "existing":
-        return frozenset({"monitoring.coreos.com"})
-    return frozenset()
+        stated.add("monitoring.coreos.com")
+    if cfg.fleet is not None and cfg.fleet.multikueue is not None and cfg.fleetStack == "central":
+        # the central stack's MultiKueue objects go to the manager region's cluster, whose own stack installs Kueue
+        # (`gpuplane fleet up` runs the region stacks first)
+        stated.add("kueue.x-k8s.io")
+    return frozenset(stated)
 
 
 RULES = {
