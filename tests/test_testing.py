@@ -125,7 +125,9 @@ def test_a_users_eks_program_plans_in_process(tmp_path: Path) -> None:
         assert group.inputs["cluster"] == cluster.urn
         assert group.inputs["nodeRoleArn"].startswith("arn:aws:iam::123456789012:role/nodes-")
     (provider,) = plan.by_type("pulumi:providers:kubernetes")
-    assert json.loads(provider.inputs["kubeconfig"])["current-context"] == "ml"
+    assert (
+        json.loads(provider.inputs["kubeconfig"])["current-context"] == "aws"
+    )  # pulumi-eks generateKubeconfig names its context aws
     releases = plan.by_type("kubernetes:helm.sh/v3:Release")
     assert releases and all(r.provider and r.provider.startswith(provider.urn) for r in releases)
     assert plan.outputs == {"kubeconfig": "[secret]", "nodeGroupName": "ml"}
