@@ -387,12 +387,19 @@ def test_a_private_worker_endpoint_or_public_manager_nodes_are_refused() -> None
     assert list(dict(info.value.problems)) == ["gpuplane:aws.publicAccessCidrs"]
 
 
-def test_a_fleet_open_to_everyone_needs_no_egress() -> None:
+def test_an_eks_fleet_open_to_everyone_needs_no_egress_a_gke_one_does() -> None:
+    """Whether GKE's 0.0.0.0/0 admits Compute Engine's public IPs (the manager's Cloud NAT) while
+    `gcp_public_cidrs_access_enabled` is false, as gpuplane sets it, is not documented: the egress is asked for."""
     from gpuplane.config import parse_flat
 
     sf = with_multikueue("aws-fleet", managerEgress=[])
     sf.config["gpuplane:aws"]["publicAccessCidrs"] = ["0.0.0.0/0"]
     assert parse_flat(sf.flat_config()).fleet is not None
+    sf = with_multikueue("gcp-fleet", managerEgress=[])
+    sf.config["gpuplane:gcp"]["authorizedNetworks"] = [{"cidrBlock": "0.0.0.0/0"}]
+    with pytest.raises(ConfigError) as info:
+        parse_flat(sf.flat_config())
+    assert list(dict(info.value.problems)) == ["gpuplane:fleet.multikueue.managerEgress"]
 
 
 def test_a_worker_region_passes_the_lifecycle_checks() -> None:

@@ -111,6 +111,9 @@ def multikueue_problems(cfg: StackConfig) -> list[tuple[tuple[int | str, ...], s
         allowed = [n.cidrBlock for n in cfg.gcp.authorizedNetworks]
         if len({*allowed, *egress}) > 50:
             return [(here, "the workers' authorizedNetworks would list more than 50 CIDR blocks (GKE's limit)")]
+        # 0.0.0.0/0 is no shortcut here: gpuplane sets `gcp_public_cidrs_access_enabled: false`, and whether 0.0.0.0/0
+        # still admits Compute Engine's public IPs (the manager's Cloud NAT addresses) is not documented: ask for them
+        allowed = [c for c in allowed if c != OPEN]
     elif cfg.aws is not None:
         if not cfg.aws.public_endpoint:
             return [(("aws", "publicAccessCidrs"), PRIVATE)]
