@@ -67,7 +67,8 @@ class FleetMultiKueue(Model):
     managerEgress: list[str] = Field(default_factory=list)
     """IPv4 CIDR blocks the manager cluster's traffic leaves from (its Cloud NAT's or NAT gateways' public IPs),
     added to every worker's `gcp.authorizedNetworks` / `aws.publicAccessCidrs`: the manager's Kueue calls each
-    worker's API endpoint, which admits only those lists. Required unless the lists already admit everyone."""
+    worker's API endpoint, which admits only those lists. Required, except on EKS with `publicAccessCidrs` open to
+    0.0.0.0/0."""
 
     @field_validator("managerEgress")
     @classmethod
